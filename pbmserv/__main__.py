@@ -1,0 +1,5 @@
+import sys
+
+from pbmserv.cli.main import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""The `pbmserv` command line."""

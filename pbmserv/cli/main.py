@@ -1,0 +1,176 @@
+"""`pbmserv serve | mail | db upgrade`: the entry points an operator runs."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+from collections.abc import Sequence
+
+from pbmserv.config import Settings, load_settings
+from pbmserv.db.engine import make_engine, session_factory
+from pbmserv.db.migrate import current_revision, head_revision, is_at_head, upgrade
+
+EX_DATAERR = 65  # sysexits: the input was bad (Postfix bounces it)
+EX_TEMPFAIL = 75  # sysexits: try again later (Postfix keeps the message queued)
+EX_CONFIG = 78
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--db", dest="db_url", help="database URL (env PBMSERV_DB; default sqlite:///pbmserv.db)"
+    )
+    parser.add_argument("--address", help="the server's own address (env PBMSERV_ADDRESS)")
+    parser.add_argument(
+        "--relay",
+        help="deliver through this SMTP relay HOST:PORT "
+        "(env PBMSERV_RELAY); without one, mail goes to the spool folder",
+    )
+    parser.add_argument(
+        "--spool", help="folder for outgoing .eml files (env PBMSERV_SPOOL; default ./spool)"
+    )
+    parser.add_argument(
+        "--max-size",
+        dest="max_message_bytes",
+        type=int,
+        help="largest message accepted, in bytes (default 1048576)",
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pbmserv", description="Play-by-email game server.")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve = commands.add_parser("serve", help="run the SMTP listener and the mail workers")
+    _common(serve)
+    serve.add_argument(
+        "--listen", help="HOST:PORT to listen on (env PBMSERV_LISTEN; default 127.0.0.1:2525)"
+    )
+    serve.add_argument(
+        "--poll", dest="poll_seconds", type=float, help="seconds between database polls (default 2)"
+    )
+    serve.add_argument(
+        "--rate-limit",
+        dest="rate_limit_per_hour",
+        type=int,
+        help="messages per sender per hour (default 300; 0 = no limit)",
+    )
+
+    mail = commands.add_parser(
+        "mail", help="process one message from standard input (for a Postfix pipe or procmail)"
+    )
+    _common(mail)
+    mail.add_argument(
+        "-f", "--from", dest="envelope_from", help="the envelope sender (Postfix: ${sender})"
+    )
+    mail.add_argument(
+        "--no-process",
+        action="store_true",
+        help="only store the message; a running `serve` processes it",
+    )
+
+    db = commands.add_parser("db", help="database maintenance")
+    db_commands = db.add_subparsers(dest="db_command", required=True)
+    for name, text in (
+        ("upgrade", "apply the migrations up to the newest"),
+        ("current", "show the database's migration revision"),
+    ):
+        sub = db_commands.add_parser(name, help=text)
+        sub.add_argument("--db", dest="db_url", help="database URL (env PBMSERV_DB)")
+    return parser
+
+
+def settings_from(args: argparse.Namespace) -> Settings:
+    names = (
+        "db_url",
+        "address",
+        "relay",
+        "spool",
+        "max_message_bytes",
+        "listen",
+        "poll_seconds",
+        "rate_limit_per_hour",
+    )
+    return load_settings({n: getattr(args, n, None) for n in names})
+
+
+def _serve(settings: Settings) -> int:
+    from pbmserv.mail.worker import Server
+
+    engine = make_engine(settings.db_url)
+    if not is_at_head(engine):
+        print(
+            f"pbmserv: the database {settings.db_url} is at revision "
+            f"{current_revision(engine) or 'none (empty)'}, not {head_revision()}.\n"
+            f"Run:  pbmserv db upgrade --db {settings.db_url}",
+            file=sys.stderr,
+        )
+        return EX_CONFIG
+    asyncio.run(Server(session_factory(engine), settings).run())
+    return 0
+
+
+def _mail(settings: Settings, envelope_from: str | None, process: bool) -> int:
+    from pbmserv.mail.delivery import deliver_due
+    from pbmserv.mail.inbox import Stored, store_message
+    from pbmserv.mail.processor import process_pending
+
+    raw = sys.stdin.buffer.read(settings.max_message_bytes + 1)
+    if len(raw) > settings.max_message_bytes:
+        print(
+            f"pbmserv: message larger than {settings.max_message_bytes} bytes refused",
+            file=sys.stderr,
+        )
+        return EX_DATAERR
+    engine = make_engine(settings.db_url)
+    if not is_at_head(engine):
+        print(
+            f"pbmserv: database not at head; run: pbmserv db upgrade --db {settings.db_url}",
+            file=sys.stderr,
+        )
+        return EX_TEMPFAIL
+    factory = session_factory(engine)
+    try:
+        stored = store_message(factory, settings, raw, envelope_from)
+    except Exception as error:  # the MTA keeps the message and retries
+        print(f"pbmserv: could not store the message: {error}", file=sys.stderr)
+        return EX_TEMPFAIL
+    if stored is Stored.RATE_LIMITED:
+        print("pbmserv: too many messages from this sender; try later", file=sys.stderr)
+        return EX_TEMPFAIL
+    if process:
+        # The message is safe in the inbox; anything below only speeds up the answer.
+        try:
+            process_pending(factory, settings)
+            asyncio.run(deliver_due(factory, settings))
+        except Exception as error:
+            print(f"pbmserv: stored; processing deferred: {error}", file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(
+        level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+    settings = settings_from(args)
+    if args.command == "serve":
+        return _serve(settings)
+    if args.command == "mail":
+        return _mail(settings, args.envelope_from, not args.no_process)
+    if args.command == "db":
+        engine = make_engine(settings.db_url)
+        if args.db_command == "upgrade":
+            upgrade(engine)
+            print(f"pbmserv: {settings.db_url} is at revision {current_revision(engine)}")
+        else:
+            print(current_revision(engine) or "none")
+        return 0
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,120 @@
+"""signup, password, email: the account commands."""
+
+from __future__ import annotations
+
+import re
+
+from pbmserv.core.commands.registry import command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.passwords import hash_password
+from pbmserv.core.results import CommandError, Notification, Section
+from pbmserv.db.models import User
+from pbmserv.games import find_game
+from pbmserv.games.base import Game
+
+USERID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,23}$")
+ADDRESS_PATTERN = re.compile(r"^[^@\s<>\"',;]+@[A-Za-z0-9.-]+$")
+MIN_PASSWORD = 4
+RESERVED = {"help", "games", "status", "signup", "password", "email", "admin", "tournament"}
+
+
+def check_password_rules(password: str) -> None:
+    if len(password) < MIN_PASSWORD or len(password) > 128:
+        raise CommandError(f"a password must have {MIN_PASSWORD} to 128 characters (no spaces)")
+
+
+@command(
+    "signup",
+    "signup USERID PASSWORD [FULL NAME]",
+    "register a user id at the address you send from",
+    secret_words=(2,),
+    min_words=3,
+    details="User ids are 2-24 letters, digits, '_', '.' or '-', starting with a letter; "
+    "they are not case-sensitive. Passwords are case-sensitive.",
+)
+def signup(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+    userid, password = line.words[1], line.words[2]
+    full_name = line.rest(3)[:200]
+    if not USERID_PATTERN.match(userid):
+        raise CommandError(
+            f'"{userid}" cannot be a user id: use 2-24 letters, digits, "_", "." or "-", '
+            "starting with a letter"
+        )
+    if userid.lower() in RESERVED or find_game(userid) is not None:
+        raise CommandError(f'"{userid}" is a command or game name; choose another user id')
+    check_password_rules(password)
+    if ctx.sender is None:
+        raise CommandError("signup needs the address to register: send it by mail")
+    if ctx.find_user(userid) is not None:
+        raise CommandError(f'the user id "{userid}" is taken; choose another')
+    user = User(
+        userid=userid.lower(),
+        display_id=userid,
+        full_name=full_name,
+        email=ctx.sender,
+        password_hash=hash_password(password),
+        disabled=False,
+        created_at=ctx.now(),
+    )
+    ctx.session.add(user)
+    ctx.session.flush()
+    return Section(
+        template="mail/sections/signed_up.txt.j2",
+        context={"userid": userid, "email": ctx.sender, "full_name": full_name},
+        summary=f"signup {userid}",
+    )
+
+
+@command(
+    "password",
+    "password USERID OLDPASSWORD NEWPASSWORD",
+    "change your password",
+    secret_words=(2, 3),
+    min_words=4,
+)
+def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+    user = ctx.authenticate(line.words[1], line.words[2])
+    new = line.words[3]
+    check_password_rules(new)
+    user.password_hash = hash_password(new)
+    return Section(
+        template="mail/sections/password_changed.txt.j2",
+        context={"userid": user.display_id},
+        summary=f"password {user.display_id}",
+    )
+
+
+@command(
+    "email",
+    "email USERID PASSWORD NEWADDRESS",
+    "change the address your boards and mail go to",
+    secret_words=(2,),
+    min_words=4,
+)
+def email(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+    user = ctx.authenticate(line.words[1], line.words[2])
+    new_address = line.words[3].strip("<>")
+    if not ADDRESS_PATTERN.match(new_address):
+        raise CommandError(f'"{line.words[3]}" is not a mail address like name@example.org')
+    old_address = user.email
+    user.email = new_address
+    context = {"userid": user.display_id, "old": old_address, "new": new_address}
+    told = {ctx.sender.lower()} if ctx.sender else set()
+    for address in (old_address, new_address):
+        if address.lower() not in told:
+            told.add(address.lower())
+            ctx.notify(
+                Notification(
+                    to=address,
+                    kind="notice",
+                    subject=f"pbmserv: address of {user.display_id} changed",
+                    template="mail/address_changed.txt.j2",
+                    context=context,
+                )
+            )
+    return Section(
+        template="mail/sections/email_changed.txt.j2",
+        context=context,
+        summary=f"email {user.display_id}",
+    )

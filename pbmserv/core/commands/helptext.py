@@ -1,0 +1,63 @@
+"""help: the index, the command summary, a game's rules, a command's syntax, a topic."""
+
+from __future__ import annotations
+
+import re
+
+from pbmserv.core.commands.registry import GAME_COMMANDS, TOP_LEVEL, all_commands, command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import CommandError, Section
+from pbmserv.games import all_games, find_game
+from pbmserv.games.base import Game
+from pbmserv.resources import templates_dir
+
+TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
+
+
+def help_topics() -> list[str]:
+    """Topics with a help file of their own (games included)."""
+    names = (p.name.removesuffix(".txt.j2") for p in (templates_dir() / "help").glob("*.txt.j2"))
+    return sorted(name for name in names if not name.startswith("_"))
+
+
+def _command_rows() -> list[dict[str, str]]:
+    return [{"syntax": spec.syntax, "summary": spec.summary} for spec in all_commands()]
+
+
+@command(
+    "help",
+    "help [commands | GAME | COMMAND | TOPIC]",
+    "this help: the index, the command summary, a game's rules",
+)
+def help_command(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+    topic = line.words[1].lower() if len(line.words) > 1 else "index"
+    common = {"server_address": ctx.settings.address, "commands": _command_rows()}
+    if topic == "index":
+        games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]
+        context = {**common, "games": games, "topics": help_topics()}
+        return Section("help/_index.txt.j2", context, summary="help")
+    if topic == "commands":
+        return Section("help/_commands.txt.j2", common, summary="help commands")
+    game = find_game(topic)
+    if game is not None:
+        context = {
+            **common,
+            "spec": game.SPEC,
+            "options": [o.describe() for o in game.SPEC.options],
+        }
+        name = game.SPEC.name if game.SPEC.name in help_topics() else "_game"
+        return Section(f"help/{name}.txt.j2", context, summary=f"help {topic}")
+    spec = TOP_LEVEL.get(topic) or GAME_COMMANDS.get(topic)
+    if spec is not None:
+        context = {**common, "spec": spec}
+        return Section("help/_command.txt.j2", context, summary=f"help {topic}")
+    if TOPIC_PATTERN.match(topic) and topic in help_topics():
+        return Section(f"help/{topic}.txt.j2", common, summary=f"help {topic}")
+    raise CommandError(
+        f'there is no help on "{line.words[1]}"',
+        syntax="help [commands | GAME | COMMAND | TOPIC]",
+        hint="Games: "
+        + ", ".join(g.SPEC.name for g in all_games())
+        + '. Send "help" for the index.',
+    )

@@ -1,0 +1,65 @@
+"""games and status: what can be played, and one user's boards."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from pbmserv.core.commands.registry import command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import Section
+from pbmserv.db.models import GameRow, Seat
+from pbmserv.games import all_games
+from pbmserv.games.base import Game
+
+
+@command("games", "games", "list the games you can play here")
+def games(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+    active = dict(
+        ctx.session.execute(
+            select(GameRow.game, func.count())
+            .where(GameRow.status == "active")
+            .group_by(GameRow.game)
+        ).all()
+    )
+    rows = [
+        {
+            "name": g.SPEC.name,
+            "title": g.SPEC.title,
+            "players": g.SPEC.players,
+            "options": [o.describe() for o in g.SPEC.options],
+            "active": active.get(g.SPEC.name, 0),
+        }
+        for g in all_games()
+    ]
+    return Section("mail/sections/games.txt.j2", {"games": rows}, summary="games")
+
+
+@command("status", "status USERID", "list a user's active boards and whose move it is", min_words=2)
+def status(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+    user = ctx.require_user(line.words[1])
+    rows = ctx.session.scalars(
+        select(GameRow)
+        .join(Seat, Seat.game_id == GameRow.id)
+        .where(Seat.user_id == user.id, GameRow.status == "active")
+        .order_by(GameRow.id)
+    ).all()
+    boards = []
+    for row in rows:
+        my_seat = next(s.seat for s in row.seats if s.user_id == user.id)
+        waiting = [int(s) for s in row.to_move.split(",") if s]
+        opponents = [s.user.display_id for s in row.seats if s.user_id != user.id]
+        boards.append(
+            {
+                "game": row.game,
+                "board": row.id,
+                "opponents": opponents,
+                "moves": row.ply,
+                "to_move": "your move"
+                if my_seat in waiting
+                else "waiting for "
+                + ", ".join(s.user.display_id for s in row.seats if s.seat in waiting),
+            }
+        )
+    context = {"userid": user.display_id, "boards": boards}
+    return Section("mail/sections/status.txt.j2", context, summary=f"status {user.userid}")

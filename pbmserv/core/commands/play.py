@@ -1,0 +1,275 @@
+"""The commands written after a game name: challenge, move, swap, board, history, resign,
+observe, unobserve."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from pbmserv.core import game_service as service
+from pbmserv.core.commands.registry import command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.game_service import Board
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import CommandError, Section
+from pbmserv.db.models import Observer, User
+from pbmserv.games.base import Game, OptionError
+
+
+def _player(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User, int]:
+    """Load the board named on the line for update, and authenticate one of its players."""
+    board = service.load_board(ctx, game, line.words[2], for_update=True)
+    user = ctx.authenticate(line.words[3], line.words[4])
+    seat = board.seat_of(user)
+    if seat is None:
+        raise CommandError(f"{user.display_id} is not playing on board {board.number}")
+    return board, user, seat
+
+
+def _split_options(words: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
+    options: dict[str, str] = {}
+    names: list[str] = []
+    for word in words:
+        if word.startswith("-"):
+            name, sep, value = word[1:].partition("=")
+            if not sep or not name or not value:
+                raise CommandError(f'"{word}" is not an option: write options as -name=value')
+            options[name] = value
+        else:
+            names.append(word)
+    return options, names
+
+
+@command(
+    "challenge",
+    "GAME challenge [-OPTION=VALUE ...] USERID1 USERID2",
+    "start a new board; USERID1 moves first",
+    game_scoped=True,
+    min_words=4,
+)
+def challenge(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    raw_options, names = _split_options(line.words[2:])
+    if len(names) != game.SPEC.players:
+        raise CommandError(
+            f"{game.SPEC.title} needs {game.SPEC.players} user ids, you named {len(names)}"
+        )
+    users = [ctx.require_user(name) for name in names]
+    if len({u.id for u in users}) != len(users):
+        raise CommandError("a player cannot play against themselves: name two different users")
+    try:
+        options = game.validate_options(raw_options, len(users))
+    except OptionError as error:
+        allowed = "; ".join(o.describe() for o in game.SPEC.options) or "none"
+        raise CommandError(str(error), hint=f"Options of {game.SPEC.name}: {allowed}") from None
+    board = service.create_board(ctx, game, options, users)
+    service.notify_board(ctx, board, event=f"New game: {game.SPEC.title}, board {board.number}.")
+    context = {
+        "game": game.SPEC.name,
+        "title": game.SPEC.title,
+        "board": board.number,
+        "options": options,
+        "players": [board.seat_label(s) for s in range(len(users))],
+    }
+    return Section(
+        "mail/sections/challenged.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} challenge board={board.number}",
+    )
+
+
+def _play_and_report(
+    ctx: CommandContext,
+    line: CommandLine,
+    game: Game,
+    board: Board,
+    user: User,
+    seat: int,
+    text: str,
+) -> Section:
+    canonical = service.play(ctx, board, seat, text)
+    event = f"{board.seat_label(seat)} played {canonical}."
+    service.notify_board(ctx, board, event)
+    context = {
+        "game": game.SPEC.name,
+        "board": board.number,
+        "move": canonical,
+        "result": service.result_text(board) if board.finished else None,
+        "status": service.status_for(board, seat),
+    }
+    return Section(
+        "mail/sections/moved.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} move board={board.number} {canonical}",
+    )
+
+
+@command(
+    "move",
+    "GAME move BOARD USERID PASSWORD MOVE",
+    'make your move (see "help GAME" for the move syntax)',
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=6,
+)
+def move(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board, user, seat = _player(ctx, game, line)
+    return _play_and_report(ctx, line, game, board, user, seat, line.rest(5))
+
+
+@command(
+    "swap",
+    "GAME swap BOARD USERID PASSWORD",
+    "take the swap option (games that have one, on the second move)",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=5,
+)
+def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    if not game.SPEC.has_swap:
+        raise CommandError(f"{game.SPEC.title} has no swap option")
+    board, user, seat = _player(ctx, game, line)
+    return _play_and_report(ctx, line, game, board, user, seat, "swap")
+
+
+@command(
+    "board",
+    "GAME board BOARD [USERID PASSWORD]",
+    "send the board again (with your password: your own view)",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=3,
+)
+def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    seat: int | None = None
+    user: User | None = None
+    if len(line.words) >= 5:
+        user = ctx.authenticate(line.words[3], line.words[4])
+        seat = board.seat_of(user)
+    elif len(line.words) == 4:
+        raise CommandError("to see your own view, give your user id and password")
+    context = {"view": service.board_view(board, seat, user)}
+    return Section(
+        "mail/sections/board.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} board {board.number}",
+    )
+
+
+@command(
+    "history",
+    "GAME history BOARD",
+    "the moves played so far on a board",
+    game_scoped=True,
+    min_words=3,
+)
+def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    entries = [
+        {
+            "number": row.ply + 1,
+            "kind": row.kind,
+            "player": board.seat_label(row.seat) if row.seat is not None else "",
+            "text": row.text,
+        }
+        for row in service.history(ctx, board)
+    ]
+    context = {
+        "game": game.SPEC.name,
+        "board": board.number,
+        "players": [board.seat_label(s.seat) for s in board.row.seats],
+        "entries": entries,
+        "result": service.result_text(board) if board.finished else None,
+    }
+    return Section(
+        "mail/sections/history.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} history {board.number}",
+    )
+
+
+@command(
+    "resign",
+    "GAME resign BOARD USERID PASSWORD",
+    "resign the game on a board",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=5,
+)
+def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board, user, seat = _player(ctx, game, line)
+    service.resign(ctx, board, seat)
+    service.notify_board(ctx, board, f"{board.seat_label(seat)} resigned.")
+    context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}
+    return Section(
+        "mail/sections/resigned.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} resign board={board.number}",
+    )
+
+
+def _observer_args(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User]:
+    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    user = ctx.authenticate(line.words[3], line.words[4])
+    if board.seat_of(user) is not None:
+        raise CommandError(
+            f"{user.display_id} plays on board {board.number} and gets its mail already"
+        )
+    return board, user
+
+
+@command(
+    "observe",
+    "GAME observe BOARD USERID PASSWORD",
+    "receive the board after every move",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=5,
+)
+def observe(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board, user = _observer_args(ctx, game, line)
+    existing = ctx.session.get(Observer, (board.number, user.id))
+    if existing is None:
+        ctx.session.add(Observer(game_id=board.number, user_id=user.id))
+    context = {
+        "game": game.SPEC.name,
+        "board": board.number,
+        "already": existing is not None,
+        "view": service.board_view(board, None, user),
+    }
+    return Section(
+        "mail/sections/observing.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} observe board={board.number}",
+    )
+
+
+@command(
+    "unobserve",
+    "GAME unobserve BOARD USERID PASSWORD",
+    "stop receiving a board you observe",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=5,
+)
+def unobserve(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board, user = _observer_args(ctx, game, line)
+    existing = ctx.session.scalar(
+        select(Observer).where(Observer.game_id == board.number, Observer.user_id == user.id)
+    )
+    if existing is None:
+        raise CommandError(f"{user.display_id} is not observing board {board.number}")
+    ctx.session.delete(existing)
+    context = {"game": game.SPEC.name, "board": board.number}
+    return Section(
+        "mail/sections/unobserved.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} unobserve board={board.number}",
+    )

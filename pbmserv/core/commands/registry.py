@@ -1,0 +1,62 @@
+"""The command registry: every mail command, with its syntax and help, in one table."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import Section
+from pbmserv.games.base import Game
+
+Handler = Callable[[CommandContext, CommandLine, Game | None], Section]
+
+
+@dataclass(frozen=True)
+class CommandSpec:
+    name: str
+    syntax: str
+    summary: str
+    handler: Handler
+    #: Commands written after a game name ("chameleon move ...").
+    game_scoped: bool = False
+    #: Indexes of secret words (passwords; game name counted), masked when quoted.
+    secret_words: tuple[int, ...] = ()
+    #: Fewest words the line must have (command word included).
+    min_words: int = 1
+    #: Extra paragraphs for "help COMMAND".
+    details: str = ""
+
+    def syntax_for(self, game: Game | None) -> str:
+        return self.syntax.replace("GAME", game.SPEC.name) if game else self.syntax
+
+
+TOP_LEVEL: dict[str, CommandSpec] = {}
+GAME_COMMANDS: dict[str, CommandSpec] = {}
+
+
+def command(
+    name: str,
+    syntax: str,
+    summary: str,
+    *,
+    game_scoped: bool = False,
+    secret_words: tuple[int, ...] = (),
+    min_words: int = 1,
+    details: str = "",
+) -> Callable[[Handler], Handler]:
+    """Register a command handler under ``name``."""
+
+    def register(handler: Handler) -> Handler:
+        spec = CommandSpec(
+            name, syntax, summary, handler, game_scoped, secret_words, min_words, details
+        )
+        (GAME_COMMANDS if game_scoped else TOP_LEVEL)[name] = spec
+        return handler
+
+    return register
+
+
+def all_commands() -> list[CommandSpec]:
+    return [*TOP_LEVEL.values(), *GAME_COMMANDS.values()]

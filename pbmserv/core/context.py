@@ -1,0 +1,67 @@
+"""The context a command runs in: database session, settings, who sent it, and its outputs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbmserv.config import Settings
+from pbmserv.core.passwords import burn_verification_time, verify_password
+from pbmserv.core.results import CommandError, Notification
+from pbmserv.db.models import User
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass
+class CommandContext:
+    session: Session
+    settings: Settings
+    sender: str | None  # the address replies go to (None from the admin shell)
+    message_id: str | None = None
+    clock: Callable[[], datetime] = utcnow
+    notifications: list[Notification] = field(default_factory=list)
+
+    def now(self) -> datetime:
+        return self.clock()
+
+    def find_user(self, userid: str) -> User | None:
+        return self.session.scalar(select(User).where(User.userid == userid.lower()))
+
+    def require_user(self, userid: str) -> User:
+        user = self.find_user(userid)
+        if user is None:
+            raise CommandError(
+                f'there is no user "{userid}"',
+                hint='New players sign up with "signup USERID PASSWORD [FULL NAME]".',
+            )
+        if user.disabled:
+            raise CommandError(f'the user "{user.display_id}" is disabled')
+        return user
+
+    def authenticate(self, userid: str, password: str) -> User:
+        """The user, if the password is right; otherwise a CommandError that reveals nothing."""
+        user = self.find_user(userid)
+        if user is None:
+            burn_verification_time(password)
+            raise CommandError(
+                f'there is no user "{userid}"',
+                hint='New players sign up with "signup USERID PASSWORD [FULL NAME]".',
+            )
+        if not verify_password(user.password_hash, password):
+            raise CommandError(
+                f'wrong password for "{user.display_id}"',
+                hint="Passwords are case-sensitive. Nothing was changed.",
+            )
+        if user.disabled:
+            raise CommandError(f'the user "{user.display_id}" is disabled')
+        return user
+
+    def notify(self, notification: Notification) -> None:
+        self.notifications.append(notification)

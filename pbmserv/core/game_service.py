@@ -1,0 +1,277 @@
+"""The game service: load a board, check who may act, apply a move, persist, and tell people.
+
+Everything here runs inside the caller's transaction; a CommandError leaves nothing changed.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from pbmserv.core.context import CommandContext
+from pbmserv.core.results import CommandError, Notification
+from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User
+from pbmserv.games.base import PUBLIC, Game, MoveError, Outcome, State
+
+
+def new_game_rng(seed: int) -> random.Random:
+    return random.Random(seed)
+
+
+def move_rng(seed: int, ply: int) -> random.Random:
+    """The generator for the move at ``ply``: derived from the seed, so replays are exact."""
+    return random.Random(f"{seed}:{ply}")
+
+
+@dataclass
+class Board:
+    """A loaded board: its row, its game and the live state."""
+
+    row: GameRow
+    game: Game
+    state: State
+
+    @property
+    def number(self) -> int:
+        return self.row.id
+
+    def seat_of(self, user: User) -> int | None:
+        for seat in self.row.seats:
+            if seat.user_id == user.id:
+                return seat.seat
+        return None
+
+    def user_at(self, seat: int) -> User:
+        return next(s.user for s in self.row.seats if s.seat == seat)
+
+    def seat_label(self, seat: int) -> str:
+        names = self.game.SPEC.seat_names
+        return f"{self.user_at(seat).display_id} ({names[seat]})"
+
+    @property
+    def finished(self) -> bool:
+        return self.row.status != "active"
+
+
+def parse_board_number(text: str) -> int:
+    digits = text.lstrip("#")
+    if not digits.isdigit() or len(digits) > 9:
+        raise CommandError(f'"{text}" is not a board number (board numbers are like 17)')
+    return int(digits)
+
+
+def load_board(ctx: CommandContext, game: Game, board_text: str, *, for_update: bool) -> Board:
+    number = parse_board_number(board_text)
+    query = select(GameRow).where(GameRow.id == number)
+    if for_update:
+        # A row lock on PostgreSQL serialises commands on one board across processes;
+        # the version column catches anything that slips past it.
+        query = query.with_for_update()
+    row = ctx.session.scalar(query)
+    if row is None:
+        raise CommandError(f"there is no board {number}")
+    if row.game != game.SPEC.name:
+        raise CommandError(
+            f"board {number} is a {row.game} game, not {game.SPEC.name}",
+            hint=f"Use: {row.game} ... {number} ...",
+        )
+    return Board(row=row, game=game, state=game.load(row.state))
+
+
+def create_board(
+    ctx: CommandContext, game: Game, options: dict[str, Any], players: Sequence[User]
+) -> Board:
+    seed = secrets.randbits(62)
+    state = game.new_game(options, new_game_rng(seed))
+    now = ctx.now()
+    row = GameRow(
+        game=game.SPEC.name,
+        options=options,
+        seed=seed,
+        status="active",
+        ply=0,
+        to_move="",
+        state=game.dump(state),
+        state_version=game.STATE_VERSION,
+        created_at=now,
+        updated_at=now,
+    )
+    row.seats = [Seat(seat=i, user=user, user_id=user.id) for i, user in enumerate(players)]
+    board = Board(row=row, game=game, state=state)
+    _store_progress(board)
+    ctx.session.add(row)
+    ctx.session.flush()
+    return board
+
+
+def _store_progress(board: Board) -> None:
+    turn = board.game.to_move(board.state)
+    board.row.to_move = ",".join(str(s) for s in sorted(turn.seats))
+
+
+def play(ctx: CommandContext, board: Board, seat: int, text: str) -> str:
+    """Parse and apply ``text`` for ``seat``; return the canonical move text."""
+    if board.finished:
+        raise CommandError(f"board {board.number} is over: {result_text(board)}")
+    turn = board.game.to_move(board.state)
+    if seat not in turn.seats:
+        waiting = ", ".join(board.user_at(s).display_id for s in sorted(turn.seats))
+        raise CommandError(f"it is not your turn on board {board.number}: waiting for {waiting}")
+    try:
+        move = board.game.parse_move(board.state, seat, text)
+        canonical = board.game.format_move(board.state, move)
+        new_state = board.game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))
+    except MoveError as error:
+        raise CommandError(str(error)) from None
+    ctx.session.add(
+        MoveRow(
+            game_id=board.row.id,
+            ply=board.row.ply,
+            seat=seat,
+            kind="move",
+            text=canonical,
+            message_id=ctx.message_id,
+            created_at=ctx.now(),
+        )
+    )
+    board.state = new_state
+    board.row.ply += 1
+    board.row.state = board.game.dump(new_state)
+    board.row.updated_at = ctx.now()
+    _store_progress(board)
+    outcome = board.game.outcome(new_state)
+    if outcome is not None:
+        finish(board, outcome)
+    return canonical
+
+
+def finish(board: Board, outcome: Outcome) -> None:
+    board.row.status = "finished"
+    board.row.to_move = ""
+    board.row.result = {
+        "winners": sorted(outcome.winners),
+        "reason": outcome.reason,
+        "scores": dict(outcome.scores) if outcome.scores else None,
+    }
+
+
+def resign(ctx: CommandContext, board: Board, seat: int) -> None:
+    if board.finished:
+        raise CommandError(f"board {board.number} is already over: {result_text(board)}")
+    ctx.session.add(
+        MoveRow(
+            game_id=board.row.id,
+            ply=board.row.ply,
+            seat=seat,
+            kind="resign",
+            text="resigns",
+            message_id=ctx.message_id,
+            created_at=ctx.now(),
+        )
+    )
+    others = frozenset(s.seat for s in board.row.seats if s.seat != seat)
+    finish(board, Outcome(winners=others, reason=f"{board.seat_label(seat)} resigned"))
+    board.row.updated_at = ctx.now()
+
+
+def result_text(board: Board) -> str:
+    result = board.row.result or {}
+    winners = [board.seat_label(s) for s in result.get("winners", [])]
+    head = f"{' and '.join(winners)} won" if winners else "drawn"
+    return f"{head} ({result.get('reason', '')})"
+
+
+def history(ctx: CommandContext, board: Board) -> list[MoveRow]:
+    return list(
+        ctx.session.scalars(
+            select(MoveRow).where(MoveRow.game_id == board.row.id).order_by(MoveRow.id)
+        )
+    )
+
+
+def observers(ctx: CommandContext, board: Board) -> list[User]:
+    return list(
+        ctx.session.scalars(
+            select(User)
+            .join(Observer, Observer.user_id == User.id)
+            .where(Observer.game_id == board.row.id)
+            .order_by(User.userid)
+        )
+    )
+
+
+def status_for(board: Board, seat: int | None) -> str:
+    """The short state in a board mail's Subject, as seen by ``seat`` (None: an observer)."""
+    if board.finished:
+        winners = set((board.row.result or {}).get("winners", []))
+        if seat is None:
+            return "game over"
+        if not winners:
+            return "draw"
+        return "you won" if seat in winners else "you lost"
+    turn = board.game.to_move(board.state)
+    if seat is not None and seat in turn.seats:
+        return "your move"
+    waiting = ", ".join(board.user_at(s).display_id for s in sorted(turn.seats))
+    return f"waiting for {waiting}" if seat is not None else f"{waiting} to move"
+
+
+def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[str, Any]:
+    """Everything the board template shows to one viewer."""
+    game = board.game
+    turn = game.to_move(board.state)
+    spec = game.SPEC
+    viewer = seat if seat is not None else PUBLIC
+    your_turn = seat is not None and seat in turn.seats and not board.finished
+    return {
+        "game": spec.name,
+        "title": spec.title,
+        "board": board.number,
+        "diagram": game.render(board.state, viewer),
+        "players": [
+            {"seat": s.seat, "role": spec.seat_names[s.seat], "userid": s.user.display_id}
+            for s in board.row.seats
+        ],
+        "status": status_for(board, seat),
+        "finished": board.finished,
+        "result": result_text(board) if board.finished else None,
+        "moves": game.move_number(board.state),
+        "last_move": game.last_move_text(board.state),
+        "your_turn": your_turn,
+        "prompt": turn.prompts.get(seat) if your_turn and seat is not None else None,
+        "waiting_for": [board.user_at(s).display_id for s in sorted(turn.seats)],
+        "userid": recipient.display_id if recipient else None,
+        "has_swap": spec.has_swap,
+    }
+
+
+def notify_board(ctx: CommandContext, board: Board, event: str) -> None:
+    """Mail the board to every player (their own view) and every observer (public view)."""
+    for seat_row in board.row.seats:
+        _send_board(ctx, board, seat_row.seat, seat_row.user, event)
+    player_ids = {s.user_id for s in board.row.seats}
+    for user in observers(ctx, board):
+        if user.id not in player_ids:
+            _send_board(ctx, board, None, user, event)
+
+
+def _send_board(
+    ctx: CommandContext, board: Board, seat: int | None, user: User, event: str
+) -> None:
+    if user.disabled:
+        return
+    view = board_view(board, seat, user)
+    ctx.notify(
+        Notification(
+            to=user.email,
+            kind="board",
+            subject=f"{board.game.SPEC.name} board {board.number}: {view['status']}",
+            template="mail/board.txt.j2",
+            context={"view": view, "event": event},
+        )
+    )

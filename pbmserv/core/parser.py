@@ -1,0 +1,25 @@
+"""Command lines: split into words, with the rest of the line kept for free text."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    raw: str
+    words: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> CommandLine:
+        raw = " ".join(text.split())
+        return cls(raw=raw, words=tuple(raw.split(" ")) if raw else ())
+
+    def rest(self, start: int) -> str:
+        """The words from index ``start`` on, joined by single spaces."""
+        return " ".join(self.words[start:])
+
+    def masked(self, secret_words: tuple[int, ...]) -> str:
+        """The line with its secret words (passwords) hidden, for quoting back in mail."""
+        words = ["*" * 8 if i in secret_words else w for i, w in enumerate(self.words)]
+        return " ".join(words)

@@ -1,0 +1,1 @@
+"""Storage: models, engine and session helpers, migrations."""

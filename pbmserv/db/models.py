@@ -1,0 +1,164 @@
+"""SQLAlchemy models: users, games (boards), seats, moves, observers, inbox and outbox."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    Boolean,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class User(Base):
+    __tablename__ = "users"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    # Lower-cased for lookups: user ids are not case-sensitive.
+    userid: Mapped[str] = mapped_column(String(32), unique=True)
+    display_id: Mapped[str] = mapped_column(String(32))
+    full_name: Mapped[str] = mapped_column(String(200), default="")
+    email: Mapped[str] = mapped_column(String(320))
+    password_hash: Mapped[str] = mapped_column(String(200))
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class GameRow(Base):
+    """A board: one game between its seats."""
+
+    __tablename__ = "games"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game: Mapped[str] = mapped_column(String(40))
+    options: Mapped[dict] = mapped_column(JSON)
+    seed: Mapped[int] = mapped_column(BigInteger)
+    status: Mapped[str] = mapped_column(String(16), default="active")  # active | finished
+    ply: Mapped[int] = mapped_column(Integer, default=0)
+    # Seats to act, as "0" or "0,1" ("" when over): lets "your move" be a query.
+    to_move: Mapped[str] = mapped_column(String(40), default="")
+    state: Mapped[dict] = mapped_column(JSON)
+    state_version: Mapped[int] = mapped_column(Integer)
+    # Optimistic lock: every write checks and bumps it.
+    version: Mapped[int] = mapped_column(Integer, default=1)
+    result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="game_row", order_by="Seat.seat", lazy="selectin"
+    )
+
+    __mapper_args__ = {"version_id_col": version}
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+
+    game_row: Mapped[GameRow] = relationship(back_populates="seats")
+    user: Mapped[User] = relationship(lazy="joined")
+
+
+class MoveRow(Base):
+    """One entry of a board's history: a move, or an event such as a resignation."""
+
+    __tablename__ = "moves"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
+    ply: Mapped[int] = mapped_column(Integer)  # ply before this entry
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    kind: Mapped[str] = mapped_column(String(16), default="move")  # move | resign | note
+    text: Mapped[str] = mapped_column(Text)
+    chance: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    message_id: Mapped[str | None] = mapped_column(String(300), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (Index("ix_moves_game_ply", "game_id", "ply"),)
+
+
+class Observer(Base):
+    __tablename__ = "observers"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+
+
+class InboxMessage(Base):
+    """A message accepted by SMTP or stdin; stored before it is acknowledged."""
+
+    __tablename__ = "inbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    dedupe_key: Mapped[str] = mapped_column(String(300))
+    envelope_from: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # pending | done | ignored | failed
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+    __table_args__ = (
+        UniqueConstraint("dedupe_key", name="uq_inbox_dedupe_key"),
+        Index("ix_inbox_status_id", "status", "id"),
+        Index("ix_inbox_from_received", "envelope_from", "received_at"),
+    )
+
+
+class OutboxMessage(Base):
+    """A rendered message waiting for delivery (or delivered, kept for the operator)."""
+
+    __tablename__ = "outbox"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    inbox_id: Mapped[int | None] = mapped_column(
+        ForeignKey("inbox.id", ondelete="SET NULL"), nullable=True, index=True
+    )
+    message_id: Mapped[str] = mapped_column(String(300), unique=True)
+    recipient: Mapped[str] = mapped_column(String(320))
+    kind: Mapped[str] = mapped_column(String(16))  # reply | board | notice
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    # pending | sent | failed
+    status: Mapped[str] = mapped_column(String(16), default="pending")
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+    __table_args__ = (Index("ix_outbox_status_next", "status", "next_attempt_at"),)

@@ -1,0 +1,219 @@
+"""The game module contract.
+
+Every game is one pure module under ``pbmserv.games`` that exposes ``GAME``, an instance of a
+:class:`Game` subclass. Rule modules do no I/O: the server loads a state, asks the game to parse
+and apply a move, and stores what ``dump`` returns. The names here are the project's public API.
+"""
+
+from __future__ import annotations
+
+import random
+from abc import ABC, abstractmethod
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+# Viewers other than a seat number. A seat is an int >= 0.
+PUBLIC = "public"
+OMNISCIENT = "omniscient"
+Viewer = int | str
+
+State = Any
+Move = Any
+
+
+class MoveError(ValueError):
+    """A move the player sent cannot be played; the message is shown to the player."""
+
+
+class InvalidMoveError(MoveError):
+    """The text is not a move in this game's notation at all."""
+
+
+class IllegalMoveError(MoveError):
+    """The text names a move, but the rules forbid it in this position."""
+
+
+class AmbiguousMoveError(MoveError):
+    """The text could mean more than one legal move."""
+
+
+class OptionError(ValueError):
+    """A challenge option is unknown or its value is out of range."""
+
+
+class StateError(ValueError):
+    """Stored game data does not describe a valid state (``load`` rejects it)."""
+
+
+@dataclass(frozen=True)
+class OptionSpec:
+    """One ``-name=value`` challenge option."""
+
+    name: str
+    type: type  # int or str
+    default: Any
+    help: str
+    minimum: int | None = None
+    maximum: int | None = None
+    choices: tuple[str, ...] | None = None
+
+    def describe(self) -> str:
+        if self.choices:
+            allowed = "|".join(self.choices)
+        elif self.minimum is not None and self.maximum is not None:
+            allowed = f"{self.minimum}..{self.maximum}"
+        else:
+            allowed = "value"
+        return f"-{self.name}={allowed} (default {self.default}): {self.help}"
+
+    def convert(self, raw: str) -> Any:
+        """Turn the text a player wrote into a value, or raise OptionError."""
+        if self.type is int:
+            try:
+                value = int(raw)
+            except ValueError:
+                raise OptionError(f"-{self.name}={raw}: the value must be a whole number") from None
+            if (self.minimum is not None and value < self.minimum) or (
+                self.maximum is not None and value > self.maximum
+            ):
+                raise OptionError(
+                    f"-{self.name}={raw}: the value must be between {self.minimum} and "
+                    f"{self.maximum}"
+                )
+            return value
+        value = raw.lower()
+        if self.choices and value not in self.choices:
+            raise OptionError(f"-{self.name}={raw}: choose one of {', '.join(self.choices)}")
+        return value
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """Static facts about a game."""
+
+    name: str
+    title: str
+    seat_names: tuple[str, ...]
+    aliases: tuple[str, ...] = ()
+    hidden_information: bool = False
+    uses_chance: bool = False
+    has_swap: bool = False
+    options: tuple[OptionSpec, ...] = ()
+
+    @property
+    def players(self) -> int:
+        return len(self.seat_names)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """Who is to act now. ``seats`` is empty when the game is over."""
+
+    seats: frozenset[int]
+    stage: str = "move"
+    prompts: Mapping[int, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a game ended. ``winners`` is empty for a draw."""
+
+    winners: frozenset[int]
+    reason: str
+    scores: Mapping[int, float] | None = None
+
+    @property
+    def is_draw(self) -> bool:
+        return not self.winners
+
+
+class Game(ABC):
+    """Base class of every game. Subclasses are stateless: all state lives in ``State`` values."""
+
+    SPEC: GameSpec
+    #: Version of the JSON written by ``dump``; ``load`` refuses other versions.
+    STATE_VERSION: int = 1
+
+    def validate_options(self, options: Mapping[str, str], n_players: int) -> dict[str, Any]:
+        """Check raw option strings and fill in defaults."""
+        if n_players != self.SPEC.players:
+            raise OptionError(f"{self.SPEC.title} is played by {self.SPEC.players} players")
+        known = {opt.name: opt for opt in self.SPEC.options}
+        values = {opt.name: opt.default for opt in self.SPEC.options}
+        for raw_name, raw_value in options.items():
+            name = raw_name.lower()
+            if name not in known:
+                if known:
+                    listed = ", ".join(f"-{n}" for n in known)
+                    raise OptionError(
+                        f"-{raw_name} is not an option of {self.SPEC.name}: "
+                        f"the options are {listed}"
+                    )
+                raise OptionError(f"-{raw_name}: {self.SPEC.name} takes no options")
+            values[name] = known[name].convert(raw_value)
+        return values
+
+    @abstractmethod
+    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> State:
+        """The starting state for validated options."""
+
+    @abstractmethod
+    def to_move(self, state: State) -> Turn:
+        """Which seats must act now."""
+
+    @abstractmethod
+    def parse_move(self, state: State, seat: int, text: str) -> Move:
+        """Read a move; raise a graded MoveError whose message quotes ``text``."""
+
+    @abstractmethod
+    def format_move(self, state: State, move: Move) -> str:
+        """Canonical text of a move in ``state``; it parses back to the same move."""
+
+    @abstractmethod
+    def legal_moves(self, state: State, seat: int) -> list[Move]:
+        """Every legal move for ``seat`` (empty if it is not that seat's turn)."""
+
+    @abstractmethod
+    def apply(self, state: State, move: Move, rng: random.Random) -> State:
+        """The state after ``move``; never changes ``state`` itself."""
+
+    @abstractmethod
+    def outcome(self, state: State) -> Outcome | None:
+        """The result, or None while the game goes on."""
+
+    @abstractmethod
+    def render(self, state: State, viewer: Viewer) -> str:
+        """A text diagram for a seat, PUBLIC or OMNISCIENT."""
+
+    @abstractmethod
+    def dump(self, state: State) -> dict[str, Any]:
+        """JSON-serialisable data with a ``version`` key."""
+
+    @abstractmethod
+    def load(self, data: Mapping[str, Any]) -> State:
+        """Rebuild a state from ``dump`` output; raise StateError if it is not valid."""
+
+    def move_number(self, state: State) -> int:
+        """How many moves have been made (shown in board mail)."""
+        return int(getattr(state, "ply", 0))
+
+    def last_move_text(self, state: State) -> str | None:
+        """The last move in canonical text, if the state keeps it."""
+        return getattr(state, "last_move", None)
+
+    def _check_version(self, data: Mapping[str, Any]) -> None:
+        if data.get("version") != self.STATE_VERSION:
+            raise StateError(
+                f"{self.SPEC.name}: state version {data.get('version')!r} is not "
+                f"{self.STATE_VERSION}"
+            )
+
+
+def move_rng(seed: int, ply: int) -> random.Random:
+    """The random generator for the move at ``ply`` (0-based count of moves applied so far).
+
+    A fresh generator per move, derived from the game's stored seed, makes every replay exact
+    without storing generator state; ``random.Random(seed)`` is the one given to ``new_game``.
+    """
+    return random.Random(f"{seed}:{ply}")

@@ -1,0 +1,217 @@
+"""Processing the inbox: decode a stored message, run its commands, queue the answers.
+
+One message is one transaction: its state changes, its reply, its board mail and the mark
+"done" commit together, so a crash anywhere leaves the message pending and it is processed
+again, exactly once, after a restart.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.config import Settings
+from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.dispatch import dispatch_line, is_command
+from pbmserv.core.results import Section
+from pbmserv.db.engine import transaction
+from pbmserv.db.models import InboxMessage, OutboxMessage
+from pbmserv.mail.compose import (
+    build_message,
+    render,
+    render_notification,
+    render_reply_body,
+    reply_subject,
+)
+from pbmserv.mail.decode import command_lines, parse_message
+
+log = logging.getLogger("pbmserv.process")
+
+MAX_ATTEMPTS = 3
+
+
+def queue(
+    session: Session,
+    settings: Settings,
+    *,
+    to: str,
+    kind: str,
+    raw: bytes,
+    message_id: str,
+    now: datetime,
+    inbox_id: int | None,
+) -> None:
+    session.add(
+        OutboxMessage(
+            inbox_id=inbox_id,
+            message_id=message_id,
+            recipient=to,
+            kind=kind,
+            raw=raw,
+            status="pending",
+            attempts=0,
+            next_attempt_at=now,
+            created_at=now,
+        )
+    )
+
+
+def _handle(session: Session, settings: Settings, row: InboxMessage, now: datetime) -> str:
+    """Process one message inside the caller's transaction; return a summary for the log."""
+    mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
+    if mail.auto_reason:
+        row.status = "ignored"
+        return f"ignored: {mail.auto_reason}"
+    assert mail.sender is not None  # parse_message gives an auto_reason when there is none
+    ctx = CommandContext(
+        session=session,
+        settings=settings,
+        sender=mail.sender,
+        message_id=mail.message_id,
+        clock=lambda: now,
+    )
+    lines = command_lines(
+        mail.subject, mail.text, is_command, max_lines=settings.max_commands_per_message
+    )
+    if lines:
+        sections = [dispatch_line(ctx, line) for line in lines]
+    else:
+        sections = [Section("mail/sections/no_command.txt.j2", {}, ok=False, summary="no command")]
+    body = render_reply_body(sections, settings)
+    reply = build_message(
+        settings=settings,
+        to=mail.sender,
+        subject=reply_subject(mail.subject),
+        body=body,
+        now=now,
+        auto_submitted="auto-replied",
+        in_reply_to=mail.message_id,
+        references=mail.references,
+    )
+    queue(
+        session,
+        settings,
+        to=mail.sender,
+        kind="reply",
+        raw=bytes(reply),
+        message_id=reply["Message-ID"],
+        now=now,
+        inbox_id=row.id,
+    )
+    for note in ctx.notifications:
+        message = build_message(
+            settings=settings,
+            to=note.to,
+            subject=note.subject,
+            body=render_notification(note, settings),
+            now=now,
+            auto_submitted="auto-generated",
+        )
+        queue(
+            session,
+            settings,
+            to=note.to,
+            kind=note.kind,
+            raw=bytes(message),
+            message_id=message["Message-ID"],
+            now=now,
+            inbox_id=row.id,
+        )
+    row.status = "done"
+    return "; ".join(s.summary for s in sections)
+
+
+def _claim_next(session: Session) -> InboxMessage | None:
+    query = (
+        select(InboxMessage)
+        .where(InboxMessage.status == "pending")
+        .order_by(InboxMessage.id)
+        .limit(1)
+        # Several servers on one PostgreSQL database each take a different message.
+        .with_for_update(skip_locked=True)
+    )
+    return session.scalar(query)
+
+
+def process_one(
+    factory: sessionmaker[Session], settings: Settings, clock: Callable[[], datetime] = utcnow
+) -> bool:
+    """Process the oldest pending message. False when there was none."""
+    failed_id: int | None = None
+    error_text = ""
+    with transaction(factory) as session:
+        row = _claim_next(session)
+        if row is None:
+            return False
+        now = clock()
+        savepoint = session.begin_nested()
+        try:
+            summary = _handle(session, settings, row, now)
+            savepoint.commit()
+        except Exception as error:  # a bug must not lose the message or stop the server
+            savepoint.rollback()
+            failed_id, error_text = row.id, f"{type(error).__name__}: {error}"
+            log.exception("processing inbox message %s failed", row.id)
+        else:
+            row.processed_at = now
+            row.summary = summary[:2000]
+            log.info("processed inbox=%s from=%s result=%s", row.id, row.envelope_from, summary)
+            return True
+    _record_failure(factory, settings, failed_id, error_text, clock())
+    return True
+
+
+def _record_failure(
+    factory: sessionmaker[Session], settings: Settings, inbox_id: int, error: str, now: datetime
+) -> None:
+    """Count a failed attempt; after MAX_ATTEMPTS give up, keep the message, tell the sender."""
+    with transaction(factory) as session:
+        row = session.get(InboxMessage, inbox_id)
+        if row is None or row.status != "pending":
+            return
+        row.attempts += 1
+        row.error = error[:4000]
+        if row.attempts < MAX_ATTEMPTS:
+            return
+        row.status = "failed"
+        row.processed_at = now
+        mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
+        if mail.sender and not mail.auto_reason:
+            body = render("mail/internal_error.txt.j2", {"server_address": settings.address})
+            message = build_message(
+                settings=settings,
+                to=mail.sender,
+                subject="pbmserv could not process your message",
+                body=body,
+                now=now,
+                auto_submitted="auto-replied",
+                in_reply_to=mail.message_id,
+                references=mail.references,
+            )
+            queue(
+                session,
+                settings,
+                to=mail.sender,
+                kind="reply",
+                raw=bytes(message),
+                message_id=message["Message-ID"],
+                now=now,
+                inbox_id=row.id,
+            )
+
+
+def process_pending(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    limit: int | None = None,
+) -> int:
+    """Process pending messages until none is left (or ``limit``); return how many."""
+    count = 0
+    while (limit is None or count < limit) and process_one(factory, settings, clock):
+        count += 1
+    return count

@@ -1,0 +1,94 @@
+"""`pbmserv serve`: the SMTP listener plus the processing and delivery workers, in one loop."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.config import Settings
+from pbmserv.mail.delivery import deliver_due
+from pbmserv.mail.processor import process_pending
+from pbmserv.mail.smtp import InboxHandler, make_smtp
+
+log = logging.getLogger("pbmserv.serve")
+
+
+class Server:
+    """Runs until ``stop()``; every loop also polls, so several servers can share a database."""
+
+    def __init__(self, factory: sessionmaker[Session], settings: Settings) -> None:
+        self.factory = factory
+        self.settings = settings
+        self._work = asyncio.Event()
+        self._mail = asyncio.Event()
+        self._stopping = asyncio.Event()
+        self.port: int | None = None
+
+    def wake(self) -> None:
+        self._work.set()
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self._work.set()
+        self._mail.set()
+
+    async def _wait(self, event: asyncio.Event) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(event.wait(), timeout=self.settings.poll_seconds)
+        event.clear()
+
+    async def _process_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                count = await asyncio.to_thread(
+                    process_pending, self.factory, self.settings, limit=50
+                )
+            except Exception:
+                log.exception("processing failed; retrying shortly")
+                count = 0
+            if count:
+                self._mail.set()
+                continue
+            await self._wait(self._work)
+
+    async def _deliver_loop(self) -> None:
+        while not self._stopping.is_set():
+            try:
+                count = await deliver_due(self.factory, self.settings)
+            except Exception:
+                log.exception("delivery failed; retrying shortly")
+                count = 0
+            if count:
+                continue
+            await self._wait(self._mail)
+
+    async def run(self) -> None:
+        loop = asyncio.get_running_loop()
+        handler = InboxHandler(
+            self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
+        )
+        server = await loop.create_server(
+            lambda: make_smtp(handler, self.settings),
+            host=self.settings.listen_host,
+            port=self.settings.listen_port,
+        )
+        self.port = server.sockets[0].getsockname()[1]
+        log.info("listening on %s:%s", self.settings.listen_host, self.port)
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
+                loop.add_signal_handler(sig, self.stop)
+        tasks = [
+            asyncio.create_task(self._process_loop()),
+            asyncio.create_task(self._deliver_loop()),
+        ]
+        try:
+            await self._stopping.wait()
+        finally:
+            server.close()
+            await server.wait_closed()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            log.info("stopped")

@@ -1,0 +1,86 @@
+"""Shared fixtures: a real database (SQLite or PostgreSQL, by PBMSERV_TEST_DB) and real SMTP.
+
+PBMSERV_TEST_DB unset or "sqlite": a fresh SQLite file per test.
+PBMSERV_TEST_DB "postgres" or a postgresql+psycopg:// URL: a private schema in that database
+for this test run (migrated once), emptied before every test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+from sqlalchemy import Engine, text
+
+from pbmserv.db.engine import make_engine
+from pbmserv.db.migrate import upgrade
+from pbmserv.db.models import Base
+
+DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+
+
+def _engine_kind() -> str:
+    value = os.environ.get("PBMSERV_TEST_DB", "sqlite").strip()
+    return "postgres" if value.startswith("postgres") else "sqlite"
+
+
+def _postgres_base() -> str:
+    value = os.environ.get("PBMSERV_TEST_DB", "")
+    return value if "://" in value else DEFAULT_POSTGRES
+
+
+@pytest.fixture(scope="session")
+def _postgres_schema() -> Iterator[str]:
+    schema = f"pbmtest_{os.getpid()}_{uuid.uuid4().hex[:8]}"
+    admin = make_engine(_postgres_base())
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    url = _schema_url(schema)
+    upgrade(make_engine(url))
+    yield url
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+def _schema_url(schema: str) -> str:
+    base = _postgres_base()
+    joiner = "&" if "?" in base else "?"
+    return f"{base}{joiner}options={quote(f'-csearch_path={schema}')}"
+
+
+@pytest.fixture(scope="session")
+def _sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("template") / "template.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    engine.dispose()
+    return path
+
+
+@pytest.fixture
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A migrated, empty database for one test."""
+    if _engine_kind() == "postgres":
+        url = request.getfixturevalue("_postgres_schema")
+        engine = make_engine(url)
+        tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
+        with engine.begin() as conn:
+            conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+        engine.dispose()
+        return url
+    path = tmp_path / "pbmserv.db"
+    shutil.copy(request.getfixturevalue("_sqlite_template"), path)
+    return f"sqlite:///{path}"
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    engine = make_engine(db_url)
+    yield engine
+    engine.dispose()

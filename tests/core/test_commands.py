@@ -1,0 +1,253 @@
+"""The command core on a real database, without mail: every command and every user mistake."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from pbmserv.config import Settings
+from pbmserv.core.context import CommandContext
+from pbmserv.core.dispatch import dispatch_line
+from pbmserv.core.results import Section
+from pbmserv.db.engine import session_factory, transaction
+from pbmserv.db.models import GameRow, MoveRow, Observer, User
+from pbmserv.mail.compose import render
+
+pytestmark = pytest.mark.db
+
+
+class Client:
+    """Runs command lines as one sender, each in its own transaction, like one message each."""
+
+    def __init__(self, engine) -> None:  # type: ignore[no-untyped-def]
+        self.factory = session_factory(engine)
+        self.settings = Settings()
+        self.notifications: list = []
+
+    def run(self, line: str, sender: str = "alice@example.org") -> Section:
+        with transaction(self.factory) as session:
+            ctx = CommandContext(session=session, settings=self.settings, sender=sender)
+            section = dispatch_line(ctx, line)
+            self.notifications = list(ctx.notifications)
+            # Every section must render with its template.
+            section.text = render(section.template, {"server_address": "s@x", **section.context})
+            return section
+
+    def query(self, statement):  # type: ignore[no-untyped-def]
+        with self.factory() as session:
+            return session.execute(statement).all()
+
+    def session(self) -> Session:
+        return self.factory()
+
+
+@pytest.fixture
+def client(engine) -> Iterator[Client]:  # type: ignore[no-untyped-def]
+    yield Client(engine)
+
+
+@pytest.fixture
+def players(client: Client) -> Client:
+    assert client.run("signup alice secret1 Alice A").ok
+    assert client.run("signup Bob hunter22", sender="bob@example.org").ok
+    assert client.run("signup carol pass3333", sender="carol@example.org").ok
+    return client
+
+
+def count(client: Client, model) -> int:  # type: ignore[no-untyped-def]
+    return client.query(select(func.count()).select_from(model))[0][0]
+
+
+def test_signup_stores_hashed_password_and_rejects_duplicates(client: Client) -> None:
+    section = client.run("signup alice secret1 Alice Liddell")
+    assert section.ok and "alice" in section.text
+    assert section.command == "signup alice ******** Alice Liddell"
+    with client.session() as session:
+        user = session.scalar(select(User))
+        assert user.email == "alice@example.org" and user.full_name == "Alice Liddell"
+        assert "secret1" not in user.password_hash and user.password_hash.startswith("$argon2")
+    again = client.run("signup ALICE other123")
+    assert not again.ok and "taken" in again.text and count(client, User) == 1
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("signup a secret1", "cannot be a user id"),
+        ("signup 9lives secret1", "cannot be a user id"),
+        ("signup chameleon secret1", "command or game name"),
+        ("signup dave abc", "4 to 128 characters"),
+        ("signup dave", "some words are missing"),
+    ],
+)
+def test_signup_mistakes(client: Client, line: str, problem: str) -> None:
+    section = client.run(line)
+    assert not section.ok and problem in section.text
+    assert "signup USERID PASSWORD [FULL NAME]" in section.text
+    assert count(client, User) == 0
+
+
+def test_password_change_needs_the_old_password(players: Client) -> None:
+    wrong = players.run("password alice nope1234 newpass1")
+    assert not wrong.ok and "wrong password" in wrong.text
+    assert wrong.command == "password alice ******** ********"
+    assert players.run("password alice secret1 newpass1").ok
+    assert players.run("status alice").ok
+    assert not players.run("password alice secret1 other123").ok
+    assert players.run("password ALICE newpass1 other123").ok
+
+
+def test_email_change_tells_both_addresses(players: Client) -> None:
+    section = players.run("email alice secret1 alice@new.example", sender="alice@example.org")
+    assert section.ok
+    told = sorted(n.to for n in players.notifications)
+    assert told == ["alice@new.example"]  # the old address is the sender: it gets the reply
+    section = players.run("email alice secret1 a2@new.example", sender="someone@else.example")
+    assert sorted(n.to for n in players.notifications) == ["a2@new.example", "alice@new.example"]
+    bad = players.run("email alice secret1 not-an-address")
+    assert not bad.ok and "not a mail address" in bad.text
+
+
+def test_unknown_commands_and_games_get_help(client: Client) -> None:
+    section = client.run("frobnicate now")
+    assert not section.ok and "is not a command or a game" in section.text
+    assert "help" in section.text
+    section = client.run("chameleon dance 1")
+    assert not section.ok and "is not a chameleon command" in section.text
+    section = client.run("chameleon")
+    assert not section.ok
+
+
+def test_help_index_commands_game_and_command(client: Client) -> None:
+    index = client.run("help")
+    assert index.ok and "chameleon" in index.text and "help commands" in index.text
+    commands = client.run("HELP commands")
+    assert "GAME move BOARD USERID PASSWORD MOVE" in commands.text
+    assert "signup USERID PASSWORD [FULL NAME]" in commands.text
+    game = client.run("help chameleon")
+    assert game.ok and "swap" in game.text.lower() and "f4x" in game.text
+    move = client.run("help move")
+    assert move.ok and "GAME move BOARD USERID PASSWORD MOVE" in move.text
+    missing = client.run("help ../../etc/passwd")
+    assert not missing.ok and "no help" in missing.text
+
+
+def test_challenge_creates_board_and_mails_both_players(players: Client) -> None:
+    section = players.run("chameleon challenge -size=5 alice bob")
+    assert section.ok and "Board 1" in section.text
+    assert sorted(n.to for n in players.notifications) == ["alice@example.org", "bob@example.org"]
+    subjects = {n.to: n.subject for n in players.notifications}
+    assert subjects["alice@example.org"] == "chameleon board 1: your move"
+    assert subjects["bob@example.org"] == "chameleon board 1: waiting for alice"
+    with players.session() as session:
+        row = session.get(GameRow, 1)
+        assert row.options == {"size": 5} and row.to_move == "0" and row.status == "active"
+
+
+@pytest.mark.parametrize(
+    "line, problem",
+    [
+        ("chameleon challenge -size=30 alice bob", "between 3 and 26"),
+        ("chameleon challenge -colour=red alice bob", "not an option"),
+        ("chameleon challenge -size alice bob", "write options as -name=value"),
+        ("chameleon challenge alice nobody", 'no user "nobody"'),
+        ("chameleon challenge alice alice", "against themselves"),
+        ("chameleon challenge alice bob carol", "needs 2 user ids"),
+    ],
+)
+def test_challenge_mistakes(players: Client, line: str, problem: str) -> None:
+    section = players.run(line)
+    assert not section.ok and problem in section.text, section.text
+    assert count(players, GameRow) == 0 and players.notifications == []
+
+
+def test_moves_turns_passwords_and_errors(players: Client) -> None:
+    players.run("chameleon challenge -size=5 alice bob")
+    out_of_turn = players.run("chameleon move 1 bob hunter22 c3x")
+    assert not out_of_turn.ok and "not your turn" in out_of_turn.text
+    wrong = players.run("chameleon move 1 alice WRONG c3x")
+    assert not wrong.ok and "wrong password" in wrong.text
+    assert "WRONG" not in wrong.text and wrong.command.endswith("******** c3x")
+    assert "chameleon move BOARD USERID PASSWORD MOVE" in wrong.text
+    stranger = players.run("chameleon move 1 carol pass3333 c3x")
+    assert not stranger.ok and "not playing on board 1" in stranger.text
+    bad_board = players.run("chameleon move 99 alice secret1 c3x")
+    assert not bad_board.ok and "no board 99" in bad_board.text
+    not_number = players.run("chameleon move xx alice secret1 c3x")
+    assert not not_number.ok and "not a board number" in not_number.text
+    garbage = players.run("chameleon move 1 alice secret1 zz")
+    assert not garbage.ok and '"zz"' in garbage.text
+    assert count(players, MoveRow) == 0
+    ok = players.run("chameleon move 1 alice secret1 c3x")
+    assert ok.ok and "c3x" in ok.text
+    subjects = sorted(n.subject for n in players.notifications)
+    assert subjects == ["chameleon board 1: waiting for Bob", "chameleon board 1: your move"]
+    occupied = players.run("chameleon move 1 bob hunter22 c3o")
+    assert not occupied.ok
+    assert count(players, MoveRow) == 1 and players.notifications == []
+
+
+def test_swap_command_and_move_form(players: Client) -> None:
+    players.run("chameleon challenge -size=5 alice bob")
+    assert not players.run("chameleon swap 1 alice secret1").ok  # not alice's turn
+    players.run("chameleon move 1 alice secret1 c3x")
+    section = players.run("chameleon swap 1 bob hunter22")
+    assert section.ok, section.text
+    assert players.run("chameleon move 1 alice secret1 a1o").ok  # alice, now Horz, moves next
+    assert not players.run("chameleon move 1 bob hunter22 swap").ok
+
+
+def test_a_whole_game_to_the_win_then_nothing_more(players: Client) -> None:
+    players.run("chameleon challenge -size=3 alice bob")
+    for line in ("chameleon move 1 alice secret1 b1x", "chameleon move 1 bob hunter22 a1o",
+                 "chameleon move 1 alice secret1 b2x"):
+        assert players.run(line).ok
+    final = players.run("chameleon move 1 bob hunter22 b3x")
+    # Bob (Horz) completed only Vert's chain b1-b2-b3: the opponent, alice, wins.
+    assert final.ok and "alice" in final.text and "won" in final.text
+    subjects = {n.to: n.subject for n in players.notifications}
+    assert subjects == {"alice@example.org": "chameleon board 1: you won",
+                        "bob@example.org": "chameleon board 1: you lost"}
+    late = players.run("chameleon move 1 alice secret1 c3x")
+    assert not late.ok and "over" in late.text
+    with players.session() as session:
+        row = session.get(GameRow, 1)
+        assert row.status == "finished" and row.result["winners"] == [0]
+    history = players.run("chameleon history 1")
+    assert "b1x" in history.text and "b3x" in history.text and "Result" in history.text
+    status = players.run("status alice")
+    assert "no active boards" in status.text
+
+
+def test_resign_observe_unobserve_board_status(players: Client) -> None:
+    players.run("chameleon challenge alice bob")
+    watch = players.run("chameleon observe 1 carol pass3333", sender="carol@example.org")
+    assert watch.ok and "now observe" in watch.text
+    assert players.run("chameleon observe 1 carol pass3333").ok  # again: told, no duplicate
+    assert count(players, Observer) == 1
+    assert not players.run("chameleon observe 1 alice secret1").ok  # a player
+    players.run("chameleon move 1 alice secret1 f6x")
+    assert sorted(n.to for n in players.notifications) == [
+        "alice@example.org", "bob@example.org", "carol@example.org"]
+    carol_mail = next(n for n in players.notifications if n.to == "carol@example.org")
+    assert carol_mail.subject == "chameleon board 1: Bob to move"
+    board = players.run("chameleon board 1")
+    assert board.ok and "f6" in board.text and "a b c" in board.text
+    status = players.run("status bob")
+    assert "board 1" in status.text and "your move" in status.text
+    assert players.run("chameleon unobserve 1 carol pass3333").ok
+    assert not players.run("chameleon unobserve 1 carol pass3333").ok
+    resign = players.run("chameleon resign 1 bob hunter22")
+    assert resign.ok and "alice" in resign.text
+    with players.session() as session:
+        row = session.get(GameRow, 1)
+        assert row.status == "finished" and row.result["winners"] == [0]
+    assert not players.run("chameleon resign 1 alice secret1").ok
+
+
+def test_games_lists_chameleon(players: Client) -> None:
+    section = players.run("games")
+    assert section.ok and "chameleon" in section.text and "-size=3..26" in section.text

@@ -6,6 +6,7 @@ import asyncio
 import email
 import email.policy
 import smtplib
+import socket
 import threading
 import time
 from collections.abc import Callable
@@ -42,6 +43,12 @@ class Received:
         return part.get_content() if part is not None else ""
 
 
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
 class CapturingHandler:
     """A relay that keeps every message it is given; it can be told to refuse for a while."""
 
@@ -64,7 +71,7 @@ class Sink:
 
     def __init__(self) -> None:
         self.handler = CapturingHandler()
-        self.controller = Controller(self.handler, hostname="127.0.0.1", port=0)
+        self.controller = Controller(self.handler, hostname="127.0.0.1", port=free_port())
 
     def start(self) -> Sink:
         self.controller.start()
@@ -75,7 +82,7 @@ class Sink:
 
     @property
     def address(self) -> str:
-        return f"127.0.0.1:{self.controller.server.sockets[0].getsockname()[1]}"
+        return f"127.0.0.1:{self.controller.port}"
 
     @property
     def messages(self) -> list[Received]:
@@ -156,7 +163,7 @@ def make_mail(
 def smtp_send(port: int, message: EmailMessage | bytes, mail_from: str | None = None,
               to: str = "pbmserv@localhost") -> tuple[int, bytes]:
     """Send over a real SMTP conversation; return the DATA reply (code, text)."""
-    raw = message if isinstance(message, bytes) else message.as_bytes()
+    raw = message if isinstance(message, bytes) else message.as_bytes(policy=email.policy.SMTP)
     if mail_from is None:
         assert isinstance(message, EmailMessage)
         mail_from = email.utils.parseaddr(str(message["From"]))[1]
@@ -166,4 +173,30 @@ def smtp_send(port: int, message: EmailMessage | bytes, mail_from: str | None = 
         assert code == 250, (code, text)
         code, text = client.rcpt(to)
         assert code == 250, (code, text)
-        return client.data(raw)
+        try:
+            return client.data(raw)
+        except smtplib.SMTPDataError as error:
+            return error.smtp_code, error.smtp_error
+
+
+def settle(engine, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until every stored message is processed and every queued mail delivered."""
+    from sqlalchemy import func, select
+
+    from pbmserv.db.models import InboxMessage, OutboxMessage
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with engine.connect() as conn:
+            inbox = conn.scalar(
+                select(func.count()).select_from(InboxMessage).where(InboxMessage.status == "pending")
+            )
+            outbox = conn.scalar(
+                select(func.count())
+                .select_from(OutboxMessage)
+                .where(OutboxMessage.status == "pending")
+            )
+        if inbox == 0 and outbox == 0:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"not settled: {inbox} inbox, {outbox} outbox pending")

@@ -1,0 +1,180 @@
+"""Real SMTP in and out: the running listener, a capturing relay, a real database."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import func, select
+
+from pbmserv.db.models import InboxMessage, MoveRow, OutboxMessage, User
+from tests.support import Sink, make_mail, settle, smtp_send
+
+pytestmark = pytest.mark.db
+
+ALICE = "Alice <alice@example.org>"
+BOB = "bob@example.org"
+
+
+def send(server, engine, sink: Sink, sender: str, subject: str, body: str = "", **kw):  # type: ignore[no-untyped-def]
+    before = len(sink.messages)
+    message = make_mail(sender, subject, body, **kw)
+    code, _ = smtp_send(server.port, message)
+    assert code == 250
+    settle(engine)
+    return message, sink.messages[before:]
+
+
+def test_reply_headers_and_stored_before_250(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    message = make_mail(ALICE, "signup alice secret1 Alice")
+    code, text = smtp_send(server.port, message)
+    assert code == 250
+    with engine.connect() as conn:  # the 250 came only after the row was committed
+        assert conn.scalar(select(func.count()).select_from(InboxMessage)) == 1
+    settle(engine)
+    [reply] = sink.wait_count(1)
+    assert reply.to == "alice@example.org"
+    headers = reply.message
+    assert headers["In-Reply-To"] == message["Message-ID"]
+    assert message["Message-ID"] in headers["References"]
+    assert headers["Auto-Submitted"] == "auto-replied"
+    assert headers["X-Loop"] == "pbmserv@localhost"
+    assert headers["Message-ID"] and headers["Date"]
+    assert headers["Subject"] == "Re: signup alice secret1 Alice"
+    assert "Welcome, alice!" in reply.body and "secret1" not in reply.body
+
+
+def test_duplicate_message_is_answered_once(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    message = make_mail(ALICE, "signup alice secret1")
+    assert smtp_send(server.port, message)[0] == 250
+    code, text = smtp_send(server.port, message)
+    assert code == 250 and b"already" in text
+    settle(engine)
+    time.sleep(0.3)
+    assert len(sink.messages) == 1
+
+
+def test_oversized_message_gets_552_and_is_not_stored(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    message = make_mail(ALICE, "signup alice secret1", ("x" * 70 + "\n") * 1500)
+    code, _ = smtp_send(server.port, message)
+    assert code == 552
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(InboxMessage)) == 0
+
+
+@pytest.mark.parametrize(
+    "sender, headers, mail_from",
+    [
+        ("MAILER-DAEMON@example.org", {}, None),
+        ("postmaster@example.org", {}, None),
+        (ALICE, {"Auto-Submitted": "auto-replied"}, None),
+        (ALICE, {"Precedence": "bulk"}, None),
+        (ALICE, {"X-Loop": "pbmserv@localhost"}, None),
+        (ALICE, {}, ""),  # a null return path: a bounce
+    ],
+)
+def test_bounces_and_auto_replies_are_never_answered(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink, sender, headers, mail_from
+) -> None:
+    message = make_mail(sender, "signup alice secret1", headers=headers)
+    assert smtp_send(server.port, message, mail_from=mail_from)[0] == 250
+    settle(engine)
+    time.sleep(0.3)
+    assert sink.messages == []
+    with engine.connect() as conn:
+        assert conn.scalar(select(InboxMessage.status)) == "ignored"
+        assert conn.scalar(select(func.count()).select_from(User)) == 0
+
+
+def test_body_commands_in_a_reply_get_one_combined_answer(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    body = (
+        "signup alice secret1 Alice\n\n"
+        "help commands\n"
+        "bogus command\n"
+        "-- \n"
+        "Alice, sent from her garden\n"
+    )
+    _, out = send(server, engine, sink, ALICE, "Re: chameleon board 3: your move", body)
+    [reply] = out
+    text = reply.body
+    assert "> signup alice ******** Alice" in text
+    assert "> help commands" in text and "GAME move BOARD USERID PASSWORD MOVE" in text
+    assert '"bogus" is not a command or a game' in text
+    assert "garden" not in text
+
+
+def test_quoted_text_and_html_only_mail(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    body = "signup alice secret1\n\nOn Monday, pbmserv wrote:\n> chameleon move 1 x y z\n"
+    _, out = send(server, engine, sink, ALICE, "", body)
+    assert "Welcome, alice" in out[0].body and "> chameleon move" not in out[0].body
+    html = make_mail(BOB, "")
+    html.set_content("<html><body><p>signup&nbsp;bob hunter22</p><div>-- </div></body></html>",
+                     subtype="html")
+    assert smtp_send(server.port, html)[0] == 250
+    settle(engine)
+    assert "Welcome, bob" in sink.messages[-1].body
+
+
+def test_broken_mime_never_crashes_and_mail_after_it_is_processed(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink
+) -> None:
+    broken = (
+        b"From: alice@example.org\r\nSubject: =?utf-8?B?!!!notbase64?=\r\n"
+        b"Message-ID: <broken@test>\r\nMIME-Version: 1.0\r\n"
+        b'Content-Type: multipart/mixed; boundary="zzz"\r\n\r\n'
+        b"--zzz\r\nContent-Type: text/plain; charset=x-nonsense\r\n"
+        b"Content-Transfer-Encoding: base64\r\n\r\n%%%not base64%%%\r\n"
+    )
+    assert smtp_send(server.port, broken, mail_from="alice@example.org")[0] == 250
+    _, out = send(server, engine, sink, BOB, "signup bob hunter22")
+    assert any("Welcome, bob" in m.body for m in sink.messages)
+    with engine.connect() as conn:
+        statuses = sorted(conn.scalars(select(InboxMessage.status)))
+    assert statuses == ["done", "done"]
+    first = sink.messages[0]
+    assert first.to == "alice@example.org" and "Sorry" in first.body
+
+
+def test_relay_down_delays_mail_and_never_drops_it(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    sink.handler.refuse_with = "421 4.3.2 Service not available"
+    assert smtp_send(server.port, make_mail(ALICE, "signup alice secret1"))[0] == 250
+    deadline = time.monotonic() + 10
+    attempts = 0
+    while time.monotonic() < deadline and attempts < 2:
+        with engine.connect() as conn:
+            attempts = conn.scalar(select(OutboxMessage.attempts)) or 0
+        time.sleep(0.05)
+    assert attempts >= 2 and sink.messages == []
+    with engine.connect() as conn:
+        row = conn.execute(select(OutboxMessage.status, OutboxMessage.last_error)).one()
+    assert row.status == "pending" and "421" in row.last_error
+    sink.handler.refuse_with = None
+    [reply] = sink.wait_count(1)
+    assert "Welcome, alice" in reply.body
+    settle(engine)
+
+
+def test_a_move_mails_the_board_to_both_players_and_observers(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink
+) -> None:
+    send(server, engine, sink, ALICE, "signup alice secret1")
+    send(server, engine, sink, BOB, "signup bob hunter22")
+    send(server, engine, sink, "carol@example.org", "signup carol pass3333")
+    _, out = send(server, engine, sink, ALICE, "chameleon challenge -size=7 alice bob")
+    assert sorted(m.to for m in out) == ["alice@example.org", "alice@example.org",
+                                         "bob@example.org"]
+    send(server, engine, sink, "carol@example.org", "chameleon observe 1 carol pass3333")
+    _, out = send(server, engine, sink, ALICE, "chameleon move 1 alice secret1 d4x")
+    by_to = {}
+    for m in out:
+        by_to.setdefault(m.to, []).append(m)
+    assert len(by_to["alice@example.org"]) == 2  # the reply and the board
+    board_mail = next(m for m in by_to["bob@example.org"])
+    assert board_mail.subject == "chameleon board 1: your move"
+    assert "chameleon move 1 bob PASSWORD MOVE" in board_mail.body
+    assert "last move: d4x" in board_mail.body
+    assert board_mail.message["Auto-Submitted"] == "auto-generated"
+    [carol] = by_to["carol@example.org"]
+    assert carol.subject == "chameleon board 1: bob to move"
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(MoveRow)) == 1

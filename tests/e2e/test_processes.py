@@ -1,0 +1,180 @@
+"""The real `pbmserv` executable: refusing an old schema, the stdin pipe, two processes racing
+on one board, and a server killed in the middle of its work."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from sqlalchemy import func, select
+
+from pbmserv.config import Settings
+from pbmserv.core.context import CommandContext
+from pbmserv.core.dispatch import dispatch_line
+from pbmserv.db.engine import session_factory, transaction
+from pbmserv.db.models import InboxMessage, MoveRow, OutboxMessage
+from tests.support import free_port, make_mail, settle, smtp_send
+
+pytestmark = pytest.mark.db
+
+PBMSERV = [sys.executable, "-m", "pbmserv"]
+
+
+def run_pbmserv(args: list[str], env: dict[str, str], stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run([*PBMSERV, *args], input=stdin, env=env, capture_output=True,
+                          timeout=120)
+
+
+def environment(db_url: str, spool: Path, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update({"PBMSERV_DB": db_url, "PBMSERV_SPOOL": str(spool), **extra})
+    env.pop("PBMSERV_RELAY", None)
+    return env
+
+
+def spool_messages(spool: Path) -> list[email.message.EmailMessage]:
+    files = sorted((spool / "new").glob("*.eml")) if (spool / "new").exists() else []
+    return [email.message_from_bytes(f.read_bytes(), policy=email.policy.default) for f in files]
+
+
+def seed_game(engine) -> None:  # type: ignore[no-untyped-def]
+    """alice and bob with a 5x5 Chameleon board 1, alice to move."""
+    factory = session_factory(engine)
+    for line, sender in (("signup alice secret1", "alice@example.org"),
+                         ("signup bob hunter22", "bob@example.org"),
+                         ("chameleon challenge -size=5 alice bob", "alice@example.org")):
+        with transaction(factory) as session:
+            assert dispatch_line(CommandContext(session, Settings(), sender), line).ok
+
+
+def test_serve_refuses_a_database_not_at_head(tmp_path: Path) -> None:
+    env = environment(f"sqlite:///{tmp_path / 'new.db'}", tmp_path / "spool",
+                      PBMSERV_LISTEN=f"127.0.0.1:{free_port()}")
+    result = run_pbmserv(["serve"], env)
+    assert result.returncode != 0
+    assert b"pbmserv db upgrade" in result.stderr
+    upgrade = run_pbmserv(["db", "upgrade"], env)
+    assert upgrade.returncode == 0, upgrade.stderr
+    assert run_pbmserv(["db", "current"], env).stdout.strip() == b"0001"
+
+
+def test_mail_from_stdin_is_processed_as_over_smtp(db_url: str, tmp_path: Path) -> None:
+    env = environment(db_url, tmp_path / "spool")
+    message = make_mail("Alice <alice@example.org>", "signup alice secret1")
+    result = run_pbmserv(["mail", "-f", "alice@example.org"], env, message.as_bytes())
+    assert result.returncode == 0, result.stderr
+    [reply] = spool_messages(tmp_path / "spool")
+    assert reply["To"] == "alice@example.org"
+    assert reply["In-Reply-To"] == message["Message-ID"]
+    assert "Welcome, alice" in reply.get_body(("plain",)).get_content()
+    again = run_pbmserv(["mail", "-f", "alice@example.org"], env, message.as_bytes())
+    assert again.returncode == 0 and len(spool_messages(tmp_path / "spool")) == 1
+    big = make_mail("alice@example.org", "signup x y", ("y" * 70 + "\n") * 20_000)
+    refused = run_pbmserv(["mail"], env, big.as_bytes())
+    assert refused.returncode == 65 and b"larger than" in refused.stderr
+
+
+def test_two_commands_racing_on_one_board_never_both_apply(engine) -> None:  # type: ignore[no-untyped-def]
+    seed_game(engine)
+    factory = session_factory(engine)
+    first_done = threading.Event()
+    results: dict[str, object] = {}
+
+    def attempt(name: str, cell: str, hold: float) -> None:
+        try:
+            with transaction(factory) as session:
+                ctx = CommandContext(session, Settings(), "alice@example.org")
+                results[name] = dispatch_line(ctx, f"chameleon move 1 alice secret1 {cell}")
+                first_done.set()
+                time.sleep(hold)  # keep the transaction open: the other must wait for it
+        except Exception as error:  # the test reports it below
+            results[name] = error
+
+    first = threading.Thread(target=attempt, args=("first", "a1x", 0.5))
+    first.start()
+    assert first_done.wait(10)
+    second = threading.Thread(target=attempt, args=("second", "b2x", 0.0))
+    second.start()
+    first.join(20)
+    second.join(20)
+    assert results["first"].ok  # type: ignore[union-attr]
+    assert not results["second"].ok, results["second"]  # type: ignore[union-attr]
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(MoveRow)) == 1
+
+
+def test_two_processes_racing_apply_exactly_one_move(db_url: str, engine, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    seed_game(engine)
+    env = environment(db_url, tmp_path / "spool")
+    messages = [make_mail("alice@example.org", f"chameleon move 1 alice secret1 {cell}")
+                for cell in ("a1x", "e5o")]
+    procs = [subprocess.Popen([*PBMSERV, "mail", "-f", "alice@example.org"], env=env,
+                              stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in messages]
+    for proc, message in zip(procs, messages, strict=True):
+        proc.stdin.write(message.as_bytes())  # type: ignore[union-attr]
+    for proc in procs:
+        proc.stdin.close()  # type: ignore[union-attr]
+    for proc in procs:
+        assert proc.wait(60) == 0, proc.stderr.read()  # type: ignore[union-attr]
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(MoveRow)) == 1
+        assert conn.scalar(select(func.count()).select_from(InboxMessage)
+                           .where(InboxMessage.status == "done")) == 2
+    replies = [m for m in spool_messages(tmp_path / "spool") if m["In-Reply-To"]]
+    texts = [m.get_body(("plain",)).get_content() for m in replies]
+    assert sum("was played" in t for t in texts) == 1
+    assert sum("not your turn" in t for t in texts) == 1
+
+
+def test_killed_server_answers_every_accepted_message_exactly_once(  # type: ignore[no-untyped-def]
+    db_url: str, engine, tmp_path: Path
+) -> None:
+    spool = tmp_path / "spool"
+    port = free_port()
+    env = environment(db_url, spool, PBMSERV_LISTEN=f"127.0.0.1:{port}",
+                      PBMSERV_POLL_SECONDS="0.2")
+
+    def start() -> subprocess.Popen:
+        proc = subprocess.Popen([*PBMSERV, "serve"], env=env, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                with __import__("socket").create_connection(("127.0.0.1", port), timeout=1):
+                    return proc
+            except OSError:
+                time.sleep(0.05)
+        proc.kill()
+        raise AssertionError(proc.stderr.read())  # type: ignore[union-attr]
+
+    server = start()
+    sent = []
+    for i in range(40):
+        message = make_mail(f"user{i}@example.org", f"signup user{i} password{i}")
+        assert smtp_send(port, message)[0] == 250
+        sent.append(message["Message-ID"])
+    # Kill it hard while it is still working through the inbox.
+    server.send_signal(signal.SIGKILL)
+    server.wait(10)
+    with engine.connect() as conn:
+        pending = conn.scalar(select(func.count()).select_from(InboxMessage)
+                              .where(InboxMessage.status == "pending"))
+    assert pending > 0, "the server finished before it was killed; the test proved nothing"
+    server = start()
+    try:
+        settle(engine, timeout=120)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(20) == 0
+    replies = [m["In-Reply-To"] for m in spool_messages(spool)]
+    assert sorted(replies) == sorted(sent)  # every message answered, none twice
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(OutboxMessage)) == 40

@@ -11,15 +11,18 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from sqlalchemy import Engine, text
 
+from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine
 from pbmserv.db.migrate import upgrade
 from pbmserv.db.models import Base
+from tests.support import RunningServer, Sink
 
 DEFAULT_POSTGRES = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
 
@@ -84,3 +87,39 @@ def engine(db_url: str) -> Iterator[Engine]:
     engine = make_engine(db_url)
     yield engine
     engine.dispose()
+
+
+# --- real mail: a capturing relay and a running server -----------------------------
+
+
+@pytest.fixture
+def sink() -> Iterator[Sink]:
+    relay = Sink().start()
+    yield relay
+    relay.stop()
+
+
+@pytest.fixture
+def settings(db_url: str, sink: Sink, tmp_path) -> Settings:  # type: ignore[no-untyped-def]
+    return Settings(
+        db_url=db_url,
+        listen="127.0.0.1:0",
+        relay=sink.address,
+        spool=tmp_path / "spool",
+        poll_seconds=0.2,
+        retry_base_seconds=0.2,
+        retry_max_seconds=1.0,
+        max_message_bytes=64 * 1024,
+    )
+
+
+@pytest.fixture
+def server(settings: Settings) -> Iterator[RunningServer]:
+    running = RunningServer(settings).start()
+    yield running
+    running.stop()
+
+
+@pytest.fixture
+def with_settings(settings: Settings):  # type: ignore[no-untyped-def]
+    return lambda **changes: replace(settings, **changes)

@@ -146,7 +146,11 @@ class RunningServer:
 
 
 def make_mail(
-    sender: str, subject: str, body: str = "", *, to: str = "pbmserv@localhost",
+    sender: str,
+    subject: str,
+    body: str = "",
+    *,
+    to: str = "pbmserv@localhost",
     headers: dict[str, str] | None = None,
 ) -> EmailMessage:
     message = EmailMessage()
@@ -160,8 +164,12 @@ def make_mail(
     return message
 
 
-def smtp_send(port: int, message: EmailMessage | bytes, mail_from: str | None = None,
-              to: str = "pbmserv@localhost") -> tuple[int, bytes]:
+def smtp_send(
+    port: int,
+    message: EmailMessage | bytes,
+    mail_from: str | None = None,
+    to: str = "pbmserv@localhost",
+) -> tuple[int, bytes]:
     """Send over a real SMTP conversation; return the DATA reply (code, text)."""
     raw = message if isinstance(message, bytes) else message.as_bytes(policy=email.policy.SMTP)
     if mail_from is None:
@@ -189,7 +197,9 @@ def settle(engine, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-de
     while time.monotonic() < deadline:
         with engine.connect() as conn:
             inbox = conn.scalar(
-                select(func.count()).select_from(InboxMessage).where(InboxMessage.status == "pending")
+                select(func.count())
+                .select_from(InboxMessage)
+                .where(InboxMessage.status == "pending")
             )
             outbox = conn.scalar(
                 select(func.count())

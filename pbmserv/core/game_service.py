@@ -16,16 +16,11 @@ from sqlalchemy import select
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User
-from pbmserv.games.base import PUBLIC, Game, MoveError, Outcome, State
+from pbmserv.games.base import PUBLIC, Game, MoveError, Outcome, State, move_rng
 
 
 def new_game_rng(seed: int) -> random.Random:
     return random.Random(seed)
-
-
-def move_rng(seed: int, ply: int) -> random.Random:
-    """The generator for the move at ``ply``: derived from the seed, so replays are exact."""
-    return random.Random(f"{seed}:{ply}")
 
 
 @dataclass
@@ -50,8 +45,7 @@ class Board:
         return next(s.user for s in self.row.seats if s.seat == seat)
 
     def seat_label(self, seat: int) -> str:
-        names = self.game.SPEC.seat_names
-        return f"{self.user_at(seat).display_id} ({names[seat]})"
+        return f"{self.user_at(seat).display_id} ({self.game.seat_name(self.state, seat)})"
 
     @property
     def finished(self) -> bool:
@@ -234,7 +228,11 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         "board": board.number,
         "diagram": game.render(board.state, viewer),
         "players": [
-            {"seat": s.seat, "role": spec.seat_names[s.seat], "userid": s.user.display_id}
+            {
+                "seat": s.seat,
+                "role": game.seat_name(board.state, s.seat),
+                "userid": s.user.display_id,
+            }
             for s in board.row.seats
         ],
         "status": status_for(board, seat),

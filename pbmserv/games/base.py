@@ -194,6 +194,10 @@ class Game(ABC):
     def load(self, data: Mapping[str, Any]) -> State:
         """Rebuild a state from ``dump`` output; raise StateError if it is not valid."""
 
+    def seat_name(self, state: State, seat: int) -> str:
+        """The name of a seat's side in this position (a game with a swap may change it)."""
+        return self.SPEC.seat_names[seat]
+
     def move_number(self, state: State) -> int:
         """How many moves have been made (shown in board mail)."""
         return int(getattr(state, "ply", 0))

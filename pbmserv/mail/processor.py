@@ -82,10 +82,12 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
     else:
         sections = [Section("mail/sections/no_command.txt.j2", {}, ok=False, summary="no command")]
     body = render_reply_body(sections, settings)
+    # A Subject that was the command is quoted back with its password masked.
+    subject = sections[0].command if lines == [mail.subject] else mail.subject
     reply = build_message(
         settings=settings,
         to=mail.sender,
-        subject=reply_subject(mail.subject),
+        subject=reply_subject(subject),
         body=body,
         now=now,
         auto_submitted="auto-replied",

@@ -202,15 +202,20 @@ def test_swap_command_and_move_form(players: Client) -> None:
 
 def test_a_whole_game_to_the_win_then_nothing_more(players: Client) -> None:
     players.run("chameleon challenge -size=3 alice bob")
-    for line in ("chameleon move 1 alice secret1 b1x", "chameleon move 1 bob hunter22 a1o",
-                 "chameleon move 1 alice secret1 b2x"):
+    for line in (
+        "chameleon move 1 alice secret1 b1x",
+        "chameleon move 1 bob hunter22 a1o",
+        "chameleon move 1 alice secret1 b2x",
+    ):
         assert players.run(line).ok
     final = players.run("chameleon move 1 bob hunter22 b3x")
     # Bob (Horz) completed only Vert's chain b1-b2-b3: the opponent, alice, wins.
     assert final.ok and "alice" in final.text and "won" in final.text
     subjects = {n.to: n.subject for n in players.notifications}
-    assert subjects == {"alice@example.org": "chameleon board 1: you won",
-                        "bob@example.org": "chameleon board 1: you lost"}
+    assert subjects == {
+        "alice@example.org": "chameleon board 1: you won",
+        "bob@example.org": "chameleon board 1: you lost",
+    }
     late = players.run("chameleon move 1 alice secret1 c3x")
     assert not late.ok and "over" in late.text
     with players.session() as session:
@@ -231,7 +236,10 @@ def test_resign_observe_unobserve_board_status(players: Client) -> None:
     assert not players.run("chameleon observe 1 alice secret1").ok  # a player
     players.run("chameleon move 1 alice secret1 f6x")
     assert sorted(n.to for n in players.notifications) == [
-        "alice@example.org", "bob@example.org", "carol@example.org"]
+        "alice@example.org",
+        "bob@example.org",
+        "carol@example.org",
+    ]
     carol_mail = next(n for n in players.notifications if n.to == "carol@example.org")
     assert carol_mail.subject == "chameleon board 1: Bob to move"
     board = players.run("chameleon board 1")

@@ -40,7 +40,7 @@ def test_reply_headers_and_stored_before_250(server, engine, sink: Sink) -> None
     assert headers["Auto-Submitted"] == "auto-replied"
     assert headers["X-Loop"] == "pbmserv@localhost"
     assert headers["Message-ID"] and headers["Date"]
-    assert headers["Subject"] == "Re: signup alice secret1 Alice"
+    assert headers["Subject"] == "Re: signup alice ******** Alice"  # password masked
     assert "Welcome, alice!" in reply.body and "secret1" not in reply.body
 
 
@@ -108,8 +108,9 @@ def test_quoted_text_and_html_only_mail(server, engine, sink: Sink) -> None:  # 
     _, out = send(server, engine, sink, ALICE, "", body)
     assert "Welcome, alice" in out[0].body and "> chameleon move" not in out[0].body
     html = make_mail(BOB, "")
-    html.set_content("<html><body><p>signup&nbsp;bob hunter22</p><div>-- </div></body></html>",
-                     subtype="html")
+    html.set_content(
+        "<html><body><p>signup&nbsp;bob hunter22</p><div>-- </div></body></html>", subtype="html"
+    )
     assert smtp_send(server.port, html)[0] == 250
     settle(engine)
     assert "Welcome, bob" in sink.messages[-1].body
@@ -161,8 +162,11 @@ def test_a_move_mails_the_board_to_both_players_and_observers(  # type: ignore[n
     send(server, engine, sink, BOB, "signup bob hunter22")
     send(server, engine, sink, "carol@example.org", "signup carol pass3333")
     _, out = send(server, engine, sink, ALICE, "chameleon challenge -size=7 alice bob")
-    assert sorted(m.to for m in out) == ["alice@example.org", "alice@example.org",
-                                         "bob@example.org"]
+    assert sorted(m.to for m in out) == [
+        "alice@example.org",
+        "alice@example.org",
+        "bob@example.org",
+    ]
     send(server, engine, sink, "carol@example.org", "chameleon observe 1 carol pass3333")
     _, out = send(server, engine, sink, ALICE, "chameleon move 1 alice secret1 d4x")
     by_to = {}

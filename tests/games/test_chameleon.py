@@ -6,7 +6,9 @@ from __future__ import annotations
 import json
 import random
 from collections import deque
+from pathlib import Path
 
+import jinja2
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -34,7 +36,8 @@ def play(texts: list[str], size: int = 7) -> ChameleonState:
     """Play ``texts`` in turn (seat ply % 2 each time) from an empty board."""
     state = new(size)
     for text in texts:
-        state = GAME.apply(state, GAME.parse_move(state, state.ply % 2, text), RNG)
+        (seat,) = GAME.to_move(state).seats
+        state = GAME.apply(state, GAME.parse_move(state, seat, text), RNG)
     return state
 
 
@@ -94,9 +97,7 @@ def test_horz_wins_with_a_row_of_o() -> None:
     assert_same_picture(state, SEED_HORZ_WINS)
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({1})
-    assert result.reason == (
-        "Horz (seat 1) wins: an o chain joins left and right, completed by Vert's move"
-    )
+    assert result.reason == ("Horz wins: an o chain joins left and right, completed by Vert's move")
     assert GAME.to_move(state).seats == frozenset()
 
 
@@ -107,7 +108,7 @@ def test_horz_wins_with_own_move() -> None:
     )
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({1})
-    assert result.reason == "Horz (seat 1) wins: an o chain joins left and right"
+    assert result.reason == "Horz wins: an o chain joins left and right"
 
 
 def test_vert_wins_with_a_column_of_o() -> None:
@@ -115,7 +116,7 @@ def test_vert_wins_with_a_column_of_o() -> None:
     assert_same_picture(state, SEED_VERT_WINS)
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({0})
-    assert result.reason == "Vert (seat 0) wins: an o chain joins top and bottom"
+    assert result.reason == "Vert wins: an o chain joins top and bottom"
 
 
 DIAGONAL = ["g1x", "a7x", "f2x", "b6x", "e3x", "c5x", "d4x"]
@@ -126,7 +127,7 @@ def test_last_mover_wins_when_vert_completes_both() -> None:
     assert_same_picture(state, SEED_LAST_MOVER_WINS)
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({0})
-    assert result.reason.startswith("Vert (seat 0) wins: the x chain joins top and bottom and ")
+    assert result.reason.startswith("Vert wins: the x chain joins top and bottom and ")
     assert result.reason.endswith("left and right at once, and the mover wins")
 
 
@@ -134,7 +135,7 @@ def test_last_mover_wins_when_horz_completes_both() -> None:
     state = play(["a1o", *DIAGONAL])  # one extra piece first: Horz (seat 1) places d4x last
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({1})
-    assert result.reason.startswith("Horz (seat 1) wins: the x chain joins")
+    assert result.reason.startswith("Horz wins: the x chain joins")
 
 
 def test_last_mover_wins_after_a_swap() -> None:
@@ -142,7 +143,7 @@ def test_last_mover_wins_after_a_swap() -> None:
     state = play(["g1x", "swap", "a7x", "f2x", "b6x", "e3x", "c5x", "d4x"])
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({1})
-    assert result.reason.startswith("Vert (seat 1) wins: the x chain joins")
+    assert result.reason.startswith("Vert wins: the x chain joins")
 
 
 def test_a_chain_only_for_the_opponent_makes_the_opponent_win() -> None:
@@ -150,9 +151,7 @@ def test_a_chain_only_for_the_opponent_makes_the_opponent_win() -> None:
     state = play(["a1x", "c1o", "a2x", "a3x"], size=3)
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({0})
-    assert result.reason == (
-        "Vert (seat 0) wins: an x chain joins top and bottom, completed by Horz's move"
-    )
+    assert result.reason == ("Vert wins: an x chain joins top and bottom, completed by Horz's move")
 
 
 def test_mixed_chains_do_not_count() -> None:
@@ -182,10 +181,9 @@ def test_swap_exchanges_roles_and_seat_0_moves_next() -> None:
     assert turn.seats == frozenset({0})
     assert turn.prompts[0].startswith("as Horz, place an x or an o")
     assert swapped.piece_at(2, 2) == "x"  # the first piece stays where it was
-    assert "Vert: seat 1, joins top and bottom (took the first piece by swap)" in GAME.render(
-        swapped, 0
-    )
-    assert "Horz: seat 0, joins left and right" in GAME.render(swapped, 0)
+    assert "Vert joins top and bottom (took the first piece by swap)" in GAME.render(swapped, 0)
+    assert GAME.seat_name(swapped, 0) == "Horz" and GAME.seat_name(swapped, 1) == "Vert"
+    assert GAME.seat_name(state, 0) == "Vert"
     assert not state.swapped and state.ply == 1  # the old state is untouched
 
 
@@ -193,14 +191,14 @@ def test_after_a_swap_seat_0_wins_as_horz() -> None:
     state = play(["a2o", "swap", "b2o", "a1x", "c2o"], size=3)
     result = GAME.outcome(state)
     assert result is not None and result.winners == frozenset({0})
-    assert result.reason == "Horz (seat 0) wins: an o chain joins left and right"
+    assert result.reason == "Horz wins: an o chain joins left and right"
 
 
 @pytest.mark.parametrize(
     ("moves", "seat", "message"),
     [
         ([], 0, "you may swap only on the second move of the game, by the second player"),
-        (["c3x"], 0, "it is not your turn; seat 1 (Horz) is to move"),
+        (["c3x"], 0, "it is not your turn; Horz is to move"),
         (["c3x", "d3o"], 0, "you may swap only on the second move of the game"),
         (["c3x", "d3o", "e3x"], 1, "you may swap only on the second move of the game"),
         (["c3x", "swap"], 0, "you may swap only on the second move of the game"),
@@ -303,14 +301,14 @@ def test_column_letters_x_and_o_are_cells_too() -> None:
             0,
             "g4x",
             IllegalMoveError,
-            '"g4x": it is not your turn; seat 1 (Horz) is to move',
+            '"g4x": it is not your turn; Horz is to move',
         ),
         (
             ["f4x", "swap"],
             1,
             "g4x",
             IllegalMoveError,
-            '"g4x": it is not your turn; seat 0 (Horz) is to move',
+            '"g4x": it is not your turn; Horz is to move',
         ),
     ],
 )
@@ -324,10 +322,18 @@ def test_move_errors(
     assert str(caught.value) == message
 
 
+def test_a_huge_row_number_is_just_off_the_board() -> None:
+    text = "a" + "9" * 5000 + "x"
+    with pytest.raises(IllegalMoveError, match="there is no cell a9999"):
+        GAME.parse_move(new(), 0, text)
+    with pytest.raises(StateError):
+        GAME.load({**GOOD, "last_move": text})
+
+
 def test_no_move_after_the_end() -> None:
     state = play(["a1x", "c1o", "a2x", "a3x"], size=3)
     for seat in (0, 1):
-        with pytest.raises(IllegalMoveError, match=r'^"b2o": the game is over \(Vert \(seat 0\)'):
+        with pytest.raises(IllegalMoveError, match=r'^"b2o": the game is over \(Vert wins'):
             GAME.parse_move(state, seat, "b2o")
         assert GAME.legal_moves(state, seat) == []
     with pytest.raises(IllegalMoveError):
@@ -419,8 +425,7 @@ def test_diagram_of_a_small_board() -> None:
      5  . . . . .  5
          a b c d e
 
-Vert: seat 0, joins top and bottom (moves first)
-Horz: seat 1, joins left and right"""
+Vert joins top and bottom (moved first); Horz joins left and right."""
     for viewer in (0, 1, PUBLIC, OMNISCIENT):
         assert GAME.render(state, viewer) == expected
 
@@ -439,10 +444,11 @@ def test_diagram_of_the_largest_board_keeps_its_columns() -> None:
         assert len(line) == row - 1 + 5 + 51 + 2 + len(str(row))
 
 
-def test_diagram_of_a_finished_game_says_so() -> None:
+def test_finished_game_reason_names_the_role() -> None:
+    # The server puts the result under the diagram; the reason it shows comes from here.
     state = play(["a1x", "c1o", "a2x", "a3x"], size=3)
-    assert GAME.render(state, 0).splitlines()[-1] == (
-        "Game over: Vert (seat 0) wins: an x chain joins top and bottom, completed by Horz's move"
+    assert GAME.outcome(state).reason == (
+        "Vert wins: an x chain joins top and bottom, completed by Horz's move"
     )
 
 
@@ -464,7 +470,7 @@ def test_dump_format() -> None:
     data = GAME.dump(finished)
     assert data["result"] == {
         "winners": [0],
-        "reason": "Vert (seat 0) wins: an x chain joins top and bottom, completed by Horz's move",
+        "reason": "Vert wins: an x chain joins top and bottom, completed by Horz's move",
     }
     restored = GAME.load(json.loads(json.dumps(data)))
     assert restored == finished and GAME.outcome(restored) == GAME.outcome(finished)
@@ -607,3 +613,24 @@ def test_incremental_result_matches_brute_force(size: int, seed: int, swap: bool
 @pytest.mark.parametrize("seed", [1, 2])
 def test_incremental_result_matches_brute_force_on_the_largest_board(seed: int) -> None:
     check_random_game(26, seed, swap=seed == 2)
+
+
+# --- the help file ---------------------------------------------------------------------------
+
+
+def test_help_file_renders_and_its_example_board_is_what_the_server_draws() -> None:
+    path = Path(__file__).resolve().parents[2] / "templates" / "help" / "chameleon.txt.j2"
+    text = jinja2.Template(path.read_text()).render(server_address="pbm@example.org")
+    assert "pbm@example.org" in text
+    for line in (
+        "chameleon challenge [-size=N] USERID1 USERID2",
+        "chameleon move BOARD USERID PASSWORD f4x",
+        "chameleon move BOARD USERID PASSWORD swap",
+        "chameleon swap BOARD USERID PASSWORD",
+    ):
+        assert line in text
+    board = play(["d2o", "b5x", "e6o", "f3x"])
+    drawn = "\n".join(f"   {line}" if line else "" for line in GAME.render(board, 0).splitlines())
+    assert drawn in text
+    for diagram in (SEED_HORZ_WINS, SEED_VERT_WINS, SEED_LAST_MOVER_WINS):
+        assert cells_of(diagram)[3] in text

@@ -1,0 +1,542 @@
+"""Chameleon: Hex where either player may place either colour (Bill Taylor, 2003).
+
+The board is an N x N rhombus of hexagons, columns ``a..`` left to right and rows ``1..`` top to
+bottom, each row drawn half a cell right of the row above. Vert joins the top and bottom rows,
+Horz the left and right columns, with a chain that is all ``x`` or all ``o``. Whoever's chain a
+move completes wins; if it completes both at once, the mover wins.
+
+Win detection is incremental: a union-find over same-coloured neighbours whose roots carry a
+bitmask of the board edges their chain touches. A state holds three compact arrays that
+``apply`` copies (memcpy-cheap) and then changes, so the old state is never touched and the cost
+of a move hardly depends on the board size.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from array import array
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any, Final, Literal, NamedTuple
+
+from pbmserv.games.base import (
+    Game,
+    GameSpec,
+    IllegalMoveError,
+    InvalidMoveError,
+    OptionError,
+    OptionSpec,
+    Outcome,
+    StateError,
+    Turn,
+    Viewer,
+)
+
+MIN_SIZE: Final = 3
+MAX_SIZE: Final = 26
+DEFAULT_SIZE: Final = 11
+
+VERT: Final = "Vert"
+HORZ: Final = "Horz"
+
+# Cell codes in the board array.
+EMPTY: Final = 0
+_PIECE_CODES: Final = {"x": 1, "o": 2}
+_CELL_CHARS: Final = ".xo"
+# bytes.translate tables between cell codes and the characters of dumps and diagrams.
+_CODES_TO_CHARS: Final = bytes.maketrans(b"\x00\x01\x02", _CELL_CHARS.encode())
+_CHARS_TO_CODES: Final = bytes.maketrans(_CELL_CHARS.encode(), b"\x00\x01\x02")
+
+# Edge bits kept per union-find root (low nibble); the high nibble holds the root's rank.
+_TOP, _BOTTOM, _LEFT, _RIGHT = 1, 2, 4, 8
+_VERT_EDGES: Final = _TOP | _BOTTOM
+_HORZ_EDGES: Final = _LEFT | _RIGHT
+_EDGE_MASK: Final = 0x0F
+_RANK_STEP: Final = 0x10
+
+_COLUMNS: Final = "abcdefghijklmnopqrstuvwxyz"
+_SYNTAX: Final = 'write a cell and a piece, like f4x or f4o, or "swap" on the second move'
+
+
+class Place(NamedTuple):
+    """Put ``piece`` ("x" or "o") on the cell at 0-based ``col`` and ``row``."""
+
+    col: int
+    row: int
+    piece: str
+
+
+SWAP: Final = "swap"
+"""The swap move: the second player takes over the first piece and the role of Vert."""
+
+ChameleonMove = Place | Literal["swap"]
+
+
+@dataclass(frozen=True, eq=False)
+class ChameleonState:
+    """One position. Treat it as immutable: ``apply`` builds a new one.
+
+    ``cells`` holds one byte per cell, row by row (0 empty, 1 x, 2 o). ``_parent`` and
+    ``_edges`` are the union-find over same-coloured neighbours (edges: touched-edge bits in the
+    low nibble of a root, its rank in the high nibble); they are derived from ``cells`` and
+    never change once the state exists.
+    """
+
+    size: int
+    cells: bytes
+    swapped: bool = False
+    ply: int = 0
+    last_move: str | None = None
+    result: Outcome | None = None
+    _parent: array = field(default_factory=lambda: array("h"), repr=False)
+    _edges: bytes = field(default=b"", repr=False)
+
+    def piece_at(self, col: int, row: int) -> str | None:
+        """The piece ("x" or "o") on a 0-based cell, or None if it is empty."""
+        code = self.cells[row * self.size + col]
+        return _CELL_CHARS[code] if code else None
+
+    @property
+    def vert_seat(self) -> int:
+        """The seat playing Vert (top-bottom): seat 0, or seat 1 after a swap."""
+        return 1 if self.swapped else 0
+
+    def role(self, seat: int) -> str:
+        """The role ("Vert" or "Horz") of ``seat`` in this position."""
+        return VERT if seat == self.vert_seat else HORZ
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ChameleonState):
+            return NotImplemented
+        return (self.size, self.cells, self.swapped, self.ply, self.last_move, self.result) == (
+            other.size,
+            other.cells,
+            other.swapped,
+            other.ply,
+            other.last_move,
+            other.result,
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.size, self.cells, self.swapped, self.ply, self.last_move))
+
+
+class _Geometry(NamedTuple):
+    neighbours: tuple[tuple[int, ...], ...]
+    edges: bytes  # the edge bits of each cell, the starting value of the union-find
+
+
+@cache
+def _geometry(size: int) -> _Geometry:
+    """Neighbour lists and edge bits for one board size (computed once per size)."""
+    neighbours = []
+    edges = bytearray()
+    for row in range(size):
+        for col in range(size):
+            near = []
+            for dc, dr in ((-1, 0), (1, 0), (0, -1), (1, -1), (0, 1), (-1, 1)):
+                c, r = col + dc, row + dr
+                if 0 <= c < size and 0 <= r < size:
+                    near.append(r * size + c)
+            neighbours.append(tuple(near))
+            bits = 0
+            if row == 0:
+                bits |= _TOP
+            if row == size - 1:
+                bits |= _BOTTOM
+            if col == 0:
+                bits |= _LEFT
+            if col == size - 1:
+                bits |= _RIGHT
+            edges.append(bits)
+    return _Geometry(tuple(neighbours), bytes(edges))
+
+
+def _find(parent: array, i: int) -> int:
+    # Path halving: only ever called on a state's private copy under construction.
+    while parent[i] != i:
+        parent[i] = parent[parent[i]]
+        i = parent[i]
+    return i
+
+
+def _link(
+    cells: bytearray, parent: array, edges: bytearray, neighbours: tuple[int, ...], i: int
+) -> int:
+    """Join the piece on cell ``i`` to its same-coloured neighbours; return the chain's edges."""
+    colour = cells[i]
+    root = _find(parent, i)
+    for n in neighbours:
+        if cells[n] != colour:
+            continue
+        other = _find(parent, n)
+        if other == root:
+            continue
+        # Union by rank (kept in the high nibble of the edges byte), merging the edge bits.
+        mine, theirs = edges[root], edges[other]
+        if mine & ~_EDGE_MASK < theirs & ~_EDGE_MASK:
+            root, other, mine, theirs = other, root, theirs, mine
+        elif mine & ~_EDGE_MASK == theirs & ~_EDGE_MASK and mine < 0xF0:
+            mine += _RANK_STEP
+        parent[other] = root
+        edges[root] = mine | (theirs & _EDGE_MASK)
+    return edges[root] & _EDGE_MASK
+
+
+def _cell_name(col: int, row: int) -> str:
+    return f"{_COLUMNS[col]}{row + 1}"
+
+
+def _row_index(digits: str) -> int:
+    """The 0-based row of a written row number; huge numbers (beyond Python's int parsing
+    limit too) simply land off the board."""
+    significant = digits.lstrip("0")
+    return int(significant or "0") - 1 if len(significant) <= 3 else MAX_SIZE
+
+
+def _quote(text: str) -> str:
+    return f'"{text}"'
+
+
+# A cell (one letter, digits) with the piece before or after it; spaces, "-", ":" or "="
+# may separate them. Matched against the lower-cased text.
+_MOVE_RE = re.compile(r"(?:([xo])[\s:=-]*)?([a-z])\s*(\d+)(?:[\s:=-]*([xo]))?", re.ASCII)
+
+
+class Chameleon(Game):
+    """Chameleon on an N x N hex board; seat 0 starts as Vert, seat 1 as Horz."""
+
+    SPEC = GameSpec(
+        name="chameleon",
+        title="Chameleon",
+        seat_names=(VERT, HORZ),
+        has_swap=True,
+        options=(
+            OptionSpec(
+                name="size",
+                type=int,
+                default=DEFAULT_SIZE,
+                help="the board is size x size cells",
+                minimum=MIN_SIZE,
+                maximum=MAX_SIZE,
+            ),
+        ),
+    )
+
+    # --- setting up -------------------------------------------------------------------------
+
+    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> ChameleonState:
+        """An empty board of ``options["size"]`` (Chameleon uses no randomness)."""
+        size = options.get("size", DEFAULT_SIZE)
+        if isinstance(size, bool) or not isinstance(size, int) or not MIN_SIZE <= size <= MAX_SIZE:
+            raise OptionError(f"-size={size}: the value must be between {MIN_SIZE} and {MAX_SIZE}")
+        geometry = _geometry(size)
+        return ChameleonState(
+            size=size,
+            cells=bytes(size * size),
+            _parent=array("h", range(size * size)),
+            _edges=geometry.edges,
+        )
+
+    # --- whose turn -------------------------------------------------------------------------
+
+    def to_move(self, state: ChameleonState) -> Turn:
+        """The seat to move is ``ply % 2`` (a swap changes roles, not the order)."""
+        if state.result is not None:
+            return Turn(seats=frozenset())
+        seat = state.ply % 2
+        example = self._example(state.size)
+        prompt = f"as {state.role(seat)}, place an x or an o on an empty cell, e.g. {example}"
+        if state.ply == 1:
+            prompt += ", or swap"
+        return Turn(seats=frozenset({seat}), prompts={seat: prompt})
+
+    @staticmethod
+    def _example(size: int) -> str:
+        # f4x on boards big enough to have f4, else a cell that exists.
+        return f"{_cell_name(min(5, size - 1), min(3, size - 1))}x"
+
+    # --- moves ------------------------------------------------------------------------------
+
+    def parse_move(self, state: ChameleonState, seat: int, text: str) -> ChameleonMove:
+        """Read ``f4x``, ``F4 O``, ``x f4`` or ``swap``; raise a MoveError that quotes ``text``."""
+        raw = text.strip()
+        shown = _quote(raw)
+        if state.result is not None:
+            raise IllegalMoveError(f"{shown}: the game is over ({state.result.reason})")
+        to_move = state.ply % 2
+        if seat != to_move:
+            raise IllegalMoveError(
+                f"{shown}: it is not your turn; {state.role(to_move)} is to move"
+            )
+        lowered = raw.lower()
+        if lowered == SWAP:
+            if state.ply != 1:
+                raise IllegalMoveError(
+                    f"{shown}: you may swap only on the second move of the game, by the second "
+                    f"player; place an x or an o instead, like {self._example(state.size)}"
+                )
+            return SWAP
+        match = _MOVE_RE.fullmatch(lowered)
+        if match is None:
+            raise InvalidMoveError(f"{shown} is not a Chameleon move: {_SYNTAX}")
+        before, letter, digits, after = match.groups()
+        col, row = _COLUMNS.index(letter), _row_index(digits)
+        size = state.size
+        if not (col < size and 0 <= row < size):
+            raise IllegalMoveError(
+                f"{shown}: there is no cell {letter}{digits} on a {size}x{size} board "
+                f"(columns a-{_COLUMNS[size - 1]}, rows 1-{size})"
+            )
+        cell = _cell_name(col, row)
+        if before and after:
+            raise InvalidMoveError(f"{shown} names two pieces: write one, like {cell}x or {cell}o")
+        piece = before or after
+        if piece is None:
+            raise InvalidMoveError(
+                f"{shown} does not say which piece to place: add x or o, like {cell}x or {cell}o"
+            )
+        taken = state.piece_at(col, row)
+        if taken is not None:
+            raise IllegalMoveError(f"{shown}: {cell} is already taken by an {taken}")
+        return Place(col, row, piece)
+
+    def format_move(self, state: ChameleonState, move: ChameleonMove) -> str:
+        """``f4x`` style, or ``swap``."""
+        if move == SWAP:
+            return SWAP
+        return f"{_cell_name(move.col, move.row)}{move.piece}"
+
+    def legal_moves(self, state: ChameleonState, seat: int) -> list[ChameleonMove]:
+        """Both pieces on every empty cell, and ``swap`` on the second move."""
+        if state.result is not None or seat != state.ply % 2:
+            return []
+        size = state.size
+        moves: list[ChameleonMove] = [SWAP] if state.ply == 1 else []
+        for i, code in enumerate(state.cells):
+            if code == EMPTY:
+                row, col = divmod(i, size)
+                moves.append(Place(col, row, "x"))
+                moves.append(Place(col, row, "o"))
+        return moves
+
+    def apply(
+        self, state: ChameleonState, move: ChameleonMove, rng: random.Random
+    ) -> ChameleonState:
+        """The position after ``move``; copies the arrays, so ``state`` is left as it was."""
+        if state.result is not None:
+            raise IllegalMoveError("the game is over")
+        if move == SWAP:
+            if state.ply != 1:
+                raise IllegalMoveError('"swap": only on the second move of the game')
+            # Nothing on the board changes, so the arrays are shared, never copied.
+            return ChameleonState(
+                size=state.size,
+                cells=state.cells,
+                swapped=True,
+                ply=state.ply + 1,
+                last_move=SWAP,
+                _parent=state._parent,
+                _edges=state._edges,
+            )
+        size = state.size
+        i = move.row * size + move.col
+        if state.cells[i] != EMPTY:
+            raise IllegalMoveError(f"{_cell_name(move.col, move.row)} is already taken")
+        cells = bytearray(state.cells)
+        parent = state._parent[:]
+        edges = bytearray(state._edges)
+        cells[i] = _PIECE_CODES[move.piece]
+        touched = _link(cells, parent, edges, _geometry(size).neighbours[i], i)
+        mover = state.ply % 2
+        return ChameleonState(
+            size=size,
+            cells=bytes(cells),
+            swapped=state.swapped,
+            ply=state.ply + 1,
+            last_move=self.format_move(state, move),
+            result=_result(state.swapped, mover, touched, move.piece),
+            _parent=parent,
+            _edges=bytes(edges),
+        )
+
+    def outcome(self, state: ChameleonState) -> Outcome | None:
+        """Set by the move that completed a chain; None while the game goes on."""
+        return state.result
+
+    # --- the diagram ------------------------------------------------------------------------
+
+    def seat_name(self, state: ChameleonState, seat: int) -> str:
+        """Vert or Horz: the roles change hands with a swap."""
+        return state.role(seat)
+
+    def render(self, state: ChameleonState, viewer: Viewer) -> str:
+        """The rhombus with coordinates on all sides; every viewer sees the same."""
+        del viewer  # no hidden information
+        size = state.size
+        width = len(str(size))
+        letters = " ".join(_COLUMNS[:size])
+        lines = [" " * (width + 3) + letters]
+        for row in range(size):
+            cells = state.cells[row * size : (row + 1) * size]
+            drawn = " ".join(cells.translate(_CODES_TO_CHARS).decode())
+            lines.append(f"{' ' * row} {row + 1:>{width}}  {drawn}  {row + 1}")
+        lines.append(" " * (size + width + 3) + letters)
+        lines.append("")
+        how = "took the first piece by swap" if state.swapped else "moved first"
+        lines.append(f"Vert joins top and bottom ({how}); Horz joins left and right.")
+        return "\n".join(lines)
+
+    # --- storage ----------------------------------------------------------------------------
+
+    def dump(self, state: ChameleonState) -> dict[str, Any]:
+        """Versioned JSON: the board as rows of ``.``, ``x`` and ``o``, top row first."""
+        size = state.size
+        text = state.cells.translate(_CODES_TO_CHARS).decode()
+        rows = [text[r * size : (r + 1) * size] for r in range(size)]
+        result = None
+        if state.result is not None:
+            result = {"winners": sorted(state.result.winners), "reason": state.result.reason}
+        return {
+            "version": self.STATE_VERSION,
+            "size": size,
+            "board": rows,
+            "swapped": state.swapped,
+            "ply": state.ply,
+            "last_move": state.last_move,
+            "result": result,
+        }
+
+    def load(self, data: Mapping[str, Any]) -> ChameleonState:
+        """Check every field against the board and rebuild the union-find from it."""
+        if not isinstance(data, Mapping):
+            raise StateError("chameleon: the state is not a JSON object")
+        self._check_version(data)
+        size = data.get("size")
+        if type(size) is not int or not MIN_SIZE <= size <= MAX_SIZE:
+            raise StateError(f"chameleon: bad board size {size!r}")
+        rows = data.get("board")
+        if (
+            not isinstance(rows, list)
+            or len(rows) != size
+            or not all(isinstance(r, str) and len(r) == size for r in rows)
+        ):
+            raise StateError(f"chameleon: the board must be {size} rows of {size} characters")
+        text = "".join(rows)
+        if set(text) - set(_CELL_CHARS):
+            raise StateError("chameleon: the board may hold only '.', 'x' and 'o'")
+        swapped, ply, last = data.get("swapped"), data.get("ply"), data.get("last_move")
+        if type(swapped) is not bool or type(ply) is not int:
+            raise StateError("chameleon: 'swapped' must be true/false and 'ply' a number")
+        pieces = size * size - text.count(".")
+        if ply != pieces + swapped or (swapped and ply < 2):
+            raise StateError(f"chameleon: ply {ply} does not match the board and swap flag")
+        cells = bytearray(text.encode().translate(_CHARS_TO_CODES))
+        last_cell = self._check_last_move(size, cells, swapped, ply, last)
+
+        # Rebuild the union-find without the last piece: no chain may be complete then,
+        # or the game would have ended earlier. Then add the last piece as apply() did.
+        geometry = _geometry(size)
+        parent = array("h", range(size * size))
+        edges = bytearray(geometry.edges)
+        piece = None
+        if last_cell is not None:
+            piece = _CELL_CHARS[cells[last_cell]]
+            cells[last_cell] = EMPTY
+        for i, code in enumerate(cells):
+            if code != EMPTY:
+                _link(cells, parent, edges, geometry.neighbours[i], i)
+        for i, code in enumerate(cells):
+            if code != EMPTY and parent[i] == i and _complete(edges[i]):
+                raise StateError("chameleon: a chain was complete before the last move")
+        result = None
+        if last_cell is not None:
+            cells[last_cell] = _PIECE_CODES[piece]
+            touched = _link(cells, parent, edges, geometry.neighbours[last_cell], last_cell)
+            result = _result(swapped, (ply - 1) % 2, touched, piece)
+
+        stored = data.get("result")
+        if result is None:
+            if stored is not None:
+                raise StateError("chameleon: a result is stored but no chain is complete")
+        elif (
+            not isinstance(stored, Mapping)
+            or stored.get("winners") != sorted(result.winners)
+            or not isinstance(stored.get("reason"), str)
+        ):
+            raise StateError(f"chameleon: the stored result does not match the board: {stored!r}")
+        return ChameleonState(
+            size=size,
+            cells=bytes(cells),
+            swapped=swapped,
+            ply=ply,
+            last_move=last,
+            result=result,
+            _parent=parent,
+            _edges=bytes(edges),
+        )
+
+    @staticmethod
+    def _check_last_move(
+        size: int, cells: bytearray, swapped: bool, ply: int, last: object
+    ) -> int | None:
+        """Validate ``last_move``; return the index of the cell it filled, if it placed a piece."""
+        if ply == 0:
+            if last is not None:
+                raise StateError("chameleon: no move made, yet a last move is stored")
+            return None
+        if swapped and ply == 2:
+            if last != SWAP:
+                raise StateError("chameleon: the swap must be the last move at ply 2")
+            return None
+        match = _MOVE_RE.fullmatch(last) if isinstance(last, str) else None
+        if match is None or match.group(1) is not None:
+            raise StateError(f"chameleon: bad last move {last!r}")
+        _, letter, digits, piece = match.groups()
+        col, row = _COLUMNS.index(letter), _row_index(digits)
+        if (
+            piece is None
+            or not (col < size and 0 <= row < size)
+            or last != f"{_cell_name(col, row)}{piece}"
+        ):
+            raise StateError(f"chameleon: bad last move {last!r}")
+        index = row * size + col
+        if cells[index] != _PIECE_CODES[piece]:
+            raise StateError(f"chameleon: the last move {last} is not on the board")
+        return index
+
+
+def _complete(edges: int) -> bool:
+    return edges & _VERT_EDGES == _VERT_EDGES or edges & _HORZ_EDGES == _HORZ_EDGES
+
+
+def _result(swapped: bool, mover: int, touched: int, piece: str) -> Outcome | None:
+    """The outcome after ``mover`` placed ``piece`` into a chain touching ``touched`` edges."""
+    vert_done = touched & _VERT_EDGES == _VERT_EDGES
+    horz_done = touched & _HORZ_EDGES == _HORZ_EDGES
+    if not (vert_done or horz_done):
+        return None
+    vert_seat = 1 if swapped else 0
+    horz_seat = 1 - vert_seat
+    if vert_done and horz_done:
+        role = VERT if mover == vert_seat else HORZ
+        return Outcome(
+            winners=frozenset({mover}),
+            reason=(
+                f"{role} wins: the {piece} chain joins top and bottom and "
+                "left and right at once, and the mover wins"
+            ),
+        )
+    if vert_done:
+        winner, role, what = vert_seat, VERT, "top and bottom"
+    else:
+        winner, role, what = horz_seat, HORZ, "left and right"
+    reason = f"{role} wins: an {piece} chain joins {what}"
+    if mover != winner:
+        reason += f", completed by {HORZ if role == VERT else VERT}'s move"
+    return Outcome(winners=frozenset({winner}), reason=reason)
+
+
+GAME = Chameleon()

@@ -1,0 +1,142 @@
+"""The conformance kit over every registered game, and proof that the kit catches broken games.
+
+Set ``CI=true`` for more seeds per option set.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import replace
+
+import pytest
+
+from pbmserv.games import all_games
+from pbmserv.games.base import Game, MoveError, move_rng
+from pbmserv.games.chameleon import Chameleon, Place
+from pbmserv.games.testing import (
+    ConformanceError,
+    check_garbage,
+    check_options,
+    check_playout,
+    check_spec,
+    option_sets,
+    random_playout,
+    replay,
+)
+
+SEEDS = range(16 if os.environ.get("CI", "").lower() == "true" else 4)
+
+PLAYOUTS = [
+    pytest.param(game, raw, seed, id=f"{game.SPEC.name}-{raw or 'defaults'}-seed{seed}")
+    for game in all_games()
+    for raw in option_sets(game)
+    for seed in SEEDS
+]
+
+
+def test_games_are_registered() -> None:
+    assert "chameleon" in [game.SPEC.name for game in all_games()]
+
+
+@pytest.mark.parametrize("game", all_games(), ids=lambda g: g.SPEC.name)
+def test_spec_and_options(game: Game) -> None:
+    check_spec(game)
+    check_options(game)
+
+
+@pytest.mark.parametrize(("game", "raw", "seed"), PLAYOUTS)
+def test_random_playout(game: Game, raw: dict[str, str], seed: int) -> None:
+    check_playout(game, game.validate_options(raw, game.SPEC.players), seed)
+
+
+# --- the kit itself --------------------------------------------------------------------------
+
+
+def test_move_rng_is_per_seed_and_ply() -> None:
+    assert move_rng(7, 3).random() == random.Random("7:3").random()
+    assert move_rng(7, 3).random() != move_rng(7, 4).random()
+
+
+def test_playout_and_replay_agree() -> None:
+    game = Chameleon()
+    playout = random_playout(game, {"size": 5}, seed=3)
+    assert playout.steps and game.outcome(playout.final) is not None
+    states = replay(game, {"size": 5}, 3, playout.record)
+    assert [game.dump(s) for s in states] == [game.dump(s) for s in playout.states]
+
+
+class QuietErrors(Chameleon):
+    """Its errors do not quote what the player wrote."""
+
+    def parse_move(self, state, seat, text):  # type: ignore[no-untyped-def]
+        try:
+            return super().parse_move(state, seat, text)
+        except MoveError as exc:
+            raise type(exc)("that is not a move") from None
+
+
+class LeakyTurns(Chameleon):
+    """Lists moves for the seat that is not to move."""
+
+    def legal_moves(self, state, seat):  # type: ignore[no-untyped-def]
+        return super().legal_moves(replace(state, ply=seat), seat) if state.result is None else []
+
+
+class ForgetfulLoad(Chameleon):
+    """Loses the last move on load."""
+
+    def load(self, data):  # type: ignore[no-untyped-def]
+        return replace(super().load(data), last_move=None)
+
+
+class MutatingApply(Chameleon):
+    """Scribbles on the state it was given."""
+
+    def apply(self, state, move, rng):  # type: ignore[no-untyped-def]
+        after = super().apply(state, move, rng)
+        object.__setattr__(state, "last_move", "scribbled")
+        return after
+
+
+class TwistedFormat(Chameleon):
+    """Writes o for x and x for o, so its texts do not parse back to the same move."""
+
+    def format_move(self, state, move):  # type: ignore[no-untyped-def]
+        if isinstance(move, Place):
+            move = move._replace(piece="o" if move.piece == "x" else "x")
+        return super().format_move(state, move)
+
+
+@pytest.mark.parametrize(
+    ("game", "match"),
+    [
+        (QuietErrors(), "does not quote it"),
+        (LeakyTurns(), "is not to move but has legal moves"),
+        (ForgetfulLoad(), r"dump\(load\(dump\(state\)\)\) differs"),
+        (MutatingApply(), "changed the state"),
+        (TwistedFormat(), "formatted differently"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Game) else "",
+)
+def test_the_kit_catches_broken_games(game: Game, match: str) -> None:
+    with pytest.raises(ConformanceError, match=match):
+        check_playout(game, {"size": 5}, seed=1)
+
+
+def test_the_kit_catches_a_game_that_does_not_end() -> None:
+    with pytest.raises(ConformanceError, match="no end after 5 moves"):
+        random_playout(Chameleon(), {"size": 11}, seed=1, max_plies=5)
+
+
+def test_garbage_check_passes_for_chameleon_start() -> None:
+    game = Chameleon()
+    check_garbage(game, game.new_game({"size": 11}, random.Random(0)))
+
+
+def test_unregistered_game_fails_the_spec_check() -> None:
+    class Renamed(Chameleon):
+        SPEC = replace(Chameleon.SPEC, name="renamed")
+
+    with pytest.raises(ConformanceError, match="find_game"):
+        check_spec(Renamed())

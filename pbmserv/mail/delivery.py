@@ -38,10 +38,6 @@ class Claimed:
     attempts: int
 
 
-class PermanentFailure(Exception):
-    """The relay refused the message for good (5xx)."""
-
-
 def _claim_due(factory: sessionmaker[Session], now: datetime, batch: int) -> list[Claimed]:
     with transaction(factory) as session:
         rows = session.scalars(
@@ -60,31 +56,35 @@ def _claim_due(factory: sessionmaker[Session], now: datetime, batch: int) -> lis
         return [Claimed(r.id, r.recipient, r.message_id, r.raw, r.attempts) for r in rows]
 
 
-def _finish(
-    factory: sessionmaker[Session],
-    settings: Settings,
-    item: Claimed,
-    now: datetime,
-    error: str | None,
-    permanent: bool,
+@dataclass(frozen=True)
+class Attempt:
+    item: Claimed
+    error: str | None = None  # None: delivered
+    permanent: bool = False
+
+
+def _record(
+    factory: sessionmaker[Session], settings: Settings, attempts: list[Attempt], now: datetime
 ) -> None:
+    """Mark a batch sent, failed for good, or due again after an exponential backoff."""
     with transaction(factory) as session:
-        row = session.get(OutboxMessage, item.id)
-        if row is None:
-            return
-        row.lease_until = None
-        row.attempts += 1
-        if error is None:
-            row.status, row.sent_at, row.last_error = "sent", now, None
-            return
-        row.last_error = error[:2000]
-        if permanent:
-            row.status = "failed"
-            return
-        delay = min(
-            settings.retry_base_seconds * 2 ** (row.attempts - 1), settings.retry_max_seconds
-        )
-        row.next_attempt_at = now + timedelta(seconds=delay)
+        for attempt in attempts:
+            row = session.get(OutboxMessage, attempt.item.id)
+            if row is None:
+                continue
+            row.lease_until = None
+            row.attempts += 1
+            if attempt.error is None:
+                row.status, row.sent_at, row.last_error = "sent", now, None
+                continue
+            row.last_error = attempt.error[:2000]
+            if attempt.permanent:
+                row.status = "failed"
+                continue
+            delay = min(
+                settings.retry_base_seconds * 2 ** (row.attempts - 1), settings.retry_max_seconds
+            )
+            row.next_attempt_at = now + timedelta(seconds=delay)
 
 
 def spool_file_name(item_id: int, message_id: str) -> str:
@@ -107,26 +107,48 @@ def write_spool(spool: Path, item: Claimed) -> Path:
     return final
 
 
-async def _send_to_relay(settings: Settings, item: Claimed) -> None:
-    host, port = settings.relay_host_port  # type: ignore[misc]
-    try:
-        await aiosmtplib.send(
-            item.raw,
-            sender=settings.address,
-            recipients=[item.recipient],
-            hostname=host,
-            port=port,
-            timeout=60,
-        )
-    except aiosmtplib.SMTPRecipientsRefused as error:
+_REFUSALS = (aiosmtplib.SMTPRecipientsRefused, aiosmtplib.SMTPResponseException)
+
+
+def _refusal(item: Claimed, error: Exception) -> Attempt:
+    """The relay's refusal of one message: 5xx is permanent, anything else is retried."""
+    if isinstance(error, aiosmtplib.SMTPRecipientsRefused):
         codes = [r.code for r in error.recipients]
-        if codes and all(code >= 500 for code in codes):
-            raise PermanentFailure(str(error)) from error
-        raise
-    except aiosmtplib.SMTPResponseException as error:
-        if error.code >= 500:
-            raise PermanentFailure(f"{error.code} {error.message}") from error
-        raise
+        return Attempt(item, str(error), bool(codes) and all(c >= 500 for c in codes))
+    assert isinstance(error, aiosmtplib.SMTPResponseException)
+    return Attempt(item, f"{error.code} {error.message}", error.code >= 500)
+
+
+async def _send_batch_to_relay(settings: Settings, items: list[Claimed]) -> list[Attempt]:
+    """Send a batch over one connection; a connection failure leaves the rest for later."""
+    host, port = settings.relay_host_port  # type: ignore[misc]
+    results: list[Attempt] = []
+    try:
+        async with aiosmtplib.SMTP(hostname=host, port=port, timeout=60) as client:
+            for item in items:
+                try:
+                    await client.sendmail(settings.address, [item.recipient], item.raw)
+                except _REFUSALS as error:
+                    results.append(_refusal(item, error))
+                    await client.rset()
+                else:
+                    results.append(Attempt(item))
+    except Exception as error:  # refused, reset, timed out, closed: try again later
+        done = {a.item.id for a in results}
+        text = f"{type(error).__name__}: {error}"
+        results.extend(Attempt(item, text) for item in items if item.id not in done)
+    return results
+
+
+def _write_all(spool: Path, items: list[Claimed]) -> list[Attempt]:
+    results = []
+    for item in items:
+        try:
+            write_spool(spool, item)
+            results.append(Attempt(item))
+        except OSError as error:
+            results.append(Attempt(item, f"{type(error).__name__}: {error}"))
+    return results
 
 
 async def deliver_due(
@@ -137,21 +159,21 @@ async def deliver_due(
 ) -> int:
     """Send every message that is due; return how many were attempted."""
     items = await asyncio.to_thread(_claim_due, factory, clock(), batch)
-    for item in items:
-        error: str | None = None
-        permanent = False
-        try:
-            if settings.relay_host_port:
-                await _send_to_relay(settings, item)
-            else:
-                await asyncio.to_thread(write_spool, settings.spool, item)
-        except PermanentFailure as failure:
-            error, permanent = str(failure), True
-        except Exception as failure:  # anything else: try again later
-            error = f"{type(failure).__name__}: {failure}"
-        if error:
-            log.warning("delivery of outbox=%s to %s failed: %s", item.id, item.recipient, error)
+    if not items:
+        return 0
+    if settings.relay_host_port:
+        results = await _send_batch_to_relay(settings, items)
+    else:
+        results = await asyncio.to_thread(_write_all, settings.spool, items)
+    for attempt in results:
+        if attempt.error:
+            log.warning(
+                "delivery of outbox=%s to %s failed: %s",
+                attempt.item.id,
+                attempt.item.recipient,
+                attempt.error,
+            )
         else:
-            log.info("delivered outbox=%s to %s", item.id, item.recipient)
-        await asyncio.to_thread(_finish, factory, settings, item, clock(), error, permanent)
+            log.info("delivered outbox=%s to %s", attempt.item.id, attempt.item.recipient)
+    await asyncio.to_thread(_record, factory, settings, results, clock())
     return len(items)

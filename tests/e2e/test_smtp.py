@@ -182,3 +182,49 @@ def test_a_move_mails_the_board_to_both_players_and_observers(  # type: ignore[n
     assert carol.subject == "chameleon board 1: bob to move"
     with engine.connect() as conn:
         assert conn.scalar(select(func.count()).select_from(MoveRow)) == 1
+
+
+def test_rate_limit_defers_a_flooding_sender_with_451(with_settings, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    from tests.support import RunningServer
+
+    running = RunningServer(with_settings(rate_limit_per_hour=3)).start()
+    try:
+        codes = [
+            smtp_send(running.port, make_mail(ALICE, f"help {i}"), mail_from="alice@example.org")[0]
+            for i in range(5)
+        ]
+        other = smtp_send(running.port, make_mail(BOB, "help"))[0]
+    finally:
+        running.stop()
+    assert codes == [250, 250, 250, 451, 451] and other == 250
+    with engine.connect() as conn:
+        assert conn.scalar(select(func.count()).select_from(InboxMessage)) == 4
+
+
+def test_a_crashing_command_is_kept_answered_once_and_the_server_goes_on(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink, monkeypatch
+) -> None:
+    import pbmserv.mail.processor as processor
+
+    real = processor.dispatch_line
+
+    def explode(ctx, line):  # type: ignore[no-untyped-def]
+        if "explode" in line:
+            raise RuntimeError("a bug in a command")
+        return real(ctx, line)
+
+    monkeypatch.setattr(processor, "dispatch_line", explode)
+    send(server, engine, sink, ALICE, "help explode")
+    _, out = send(server, engine, sink, BOB, "signup bob hunter22")
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(InboxMessage.status, InboxMessage.attempts, InboxMessage.error).order_by(
+                InboxMessage.id
+            )
+        ).all()
+    assert rows[0].status == "failed" and rows[0].attempts == 3
+    assert "a bug in a command" in rows[0].error
+    assert rows[1].status == "done"
+    apologies = [m for m in sink.messages if m.to == "alice@example.org"]
+    assert len(apologies) == 1 and "internal error" in apologies[0].body
+    assert "Welcome, bob" in out[0].body

@@ -122,17 +122,7 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> str:
         new_state = board.game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))
     except MoveError as error:
         raise CommandError(str(error)) from None
-    ctx.session.add(
-        MoveRow(
-            game_id=board.row.id,
-            ply=board.row.ply,
-            seat=seat,
-            kind="move",
-            text=canonical,
-            message_id=ctx.message_id,
-            created_at=ctx.now(),
-        )
-    )
+    _record(ctx, board, seat, "move", canonical)
     board.state = new_state
     board.row.ply += 1
     board.row.state = board.game.dump(new_state)
@@ -142,6 +132,21 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> str:
     if outcome is not None:
         finish(board, outcome)
     return canonical
+
+
+def _record(ctx: CommandContext, board: Board, seat: int, kind: str, text: str) -> None:
+    """Write one history entry, with the Message-ID of the mail that caused it."""
+    ctx.session.add(
+        MoveRow(
+            game_id=board.row.id,
+            ply=board.row.ply,
+            seat=seat,
+            kind=kind,
+            text=text,
+            message_id=ctx.message_id,
+            created_at=ctx.now(),
+        )
+    )
 
 
 def finish(board: Board, outcome: Outcome) -> None:
@@ -157,17 +162,7 @@ def finish(board: Board, outcome: Outcome) -> None:
 def resign(ctx: CommandContext, board: Board, seat: int) -> None:
     if board.finished:
         raise CommandError(f"board {board.number} is already over: {result_text(board)}")
-    ctx.session.add(
-        MoveRow(
-            game_id=board.row.id,
-            ply=board.row.ply,
-            seat=seat,
-            kind="resign",
-            text="resigns",
-            message_id=ctx.message_id,
-            created_at=ctx.now(),
-        )
-    )
+    _record(ctx, board, seat, "resign", "resigns")
     others = frozenset(s.seat for s in board.row.seats if s.seat != seat)
     finish(board, Outcome(winners=others, reason=f"{board.seat_label(seat)} resigned"))
     board.row.updated_at = ctx.now()

@@ -58,8 +58,8 @@ def parse_message(
     ``envelope_from`` is the SMTP ``MAIL FROM`` address: ``""`` or ``"<>"`` is the null return
     path of a bounce, None means unknown (a message piped in without its envelope; then a
     ``Return-Path: <>`` header marks the bounce). ``own_address`` is the server's address: a
-    message whose ``X-Loop`` header names it is our own mail coming back. With None that check
-    is skipped (our own mail is still caught by its ``Auto-Submitted`` header).
+    message from it, or whose ``X-Loop`` header names it, is our own mail coming back. With None
+    those checks are skipped (our own mail is still caught by its ``Auto-Submitted`` header).
 
     The text is the ``text/plain`` alternative in preference to ``text/html``; in other
     multiparts the first text part that is not an attachment; HTML is reduced to text (quoted
@@ -481,6 +481,8 @@ def _auto_reason(
             return f"Precedence: {_token(value)}"
     own = _guard(lambda: _usable_address(parseaddr(own_address or "")[1]), None)
     if own:
+        if sender is not None and sender.lower() == own.lower():
+            return "from our own address"
         for value in _header_values(msg, "x-loop"):
             if own.lower() in value.lower():
                 return f"X-Loop: {own}"
@@ -508,9 +510,9 @@ def _find_text(part: Message, depth: int) -> tuple[str, bool] | None:
     if depth and _guard(part.get_content_disposition, None) == "attachment":
         return None
     if part.is_multipart():
-        children = [c for c in _guard(part.get_payload, []) if isinstance(c, Message)]
         if ctype.startswith("message/"):
             return None  # a forwarded or bounced message: not the sender's own words
+        children = [c for c in _guard(part.get_payload, []) if isinstance(c, Message)]
         first = None
         for child in children:
             found = _find_text(child, depth + 1)

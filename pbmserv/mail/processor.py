@@ -27,7 +27,7 @@ from pbmserv.mail.compose import (
     render_reply_body,
     reply_subject,
 )
-from pbmserv.mail.decode import command_lines, parse_message
+from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
 
 log = logging.getLogger("pbmserv.process")
 
@@ -40,18 +40,33 @@ def queue(
     *,
     to: str,
     kind: str,
-    raw: bytes,
-    message_id: str,
+    subject: str,
+    body: str,
     now: datetime,
     inbox_id: int | None,
+    answering: IncomingMail | None = None,
 ) -> None:
+    """Compose a message and put it in the outbox (in the caller's transaction).
+
+    ``answering``: the message this one replies to (threading headers, auto-replied).
+    """
+    message = build_message(
+        settings=settings,
+        to=to,
+        subject=subject,
+        body=body,
+        now=now,
+        auto_submitted="auto-replied" if answering else "auto-generated",
+        in_reply_to=answering.message_id if answering else None,
+        references=answering.references if answering else (),
+    )
     session.add(
         OutboxMessage(
             inbox_id=inbox_id,
-            message_id=message_id,
+            message_id=message["Message-ID"],
             recipient=to,
             kind=kind,
-            raw=raw,
+            raw=bytes(message),
             status="pending",
             attempts=0,
             next_attempt_at=now,
@@ -84,42 +99,25 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
     body = render_reply_body(sections, settings)
     # A Subject that was the command is quoted back with its password masked.
     subject = sections[0].command if lines == [mail.subject] else mail.subject
-    reply = build_message(
-        settings=settings,
-        to=mail.sender,
-        subject=reply_subject(subject),
-        body=body,
-        now=now,
-        auto_submitted="auto-replied",
-        in_reply_to=mail.message_id,
-        references=mail.references,
-    )
     queue(
         session,
         settings,
         to=mail.sender,
         kind="reply",
-        raw=bytes(reply),
-        message_id=reply["Message-ID"],
+        subject=reply_subject(subject),
+        body=body,
         now=now,
         inbox_id=row.id,
+        answering=mail,
     )
     for note in ctx.notifications:
-        message = build_message(
-            settings=settings,
-            to=note.to,
-            subject=note.subject,
-            body=render_notification(note, settings),
-            now=now,
-            auto_submitted="auto-generated",
-        )
         queue(
             session,
             settings,
             to=note.to,
             kind=note.kind,
-            raw=bytes(message),
-            message_id=message["Message-ID"],
+            subject=note.subject,
+            body=render_notification(note, settings),
             now=now,
             inbox_id=row.id,
         )
@@ -184,25 +182,16 @@ def _record_failure(
         mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
         if mail.sender and not mail.auto_reason:
             body = render("mail/internal_error.txt.j2", {"server_address": settings.address})
-            message = build_message(
-                settings=settings,
-                to=mail.sender,
-                subject="pbmserv could not process your message",
-                body=body,
-                now=now,
-                auto_submitted="auto-replied",
-                in_reply_to=mail.message_id,
-                references=mail.references,
-            )
             queue(
                 session,
                 settings,
                 to=mail.sender,
                 kind="reply",
-                raw=bytes(message),
-                message_id=message["Message-ID"],
+                subject="pbmserv could not process your message",
+                body=body,
                 now=now,
                 inbox_id=row.id,
+                answering=mail,
             )
 
 

@@ -259,3 +259,40 @@ def test_resign_observe_unobserve_board_status(players: Client) -> None:
 def test_games_lists_chameleon(players: Client) -> None:
     section = players.run("games")
     assert section.ok and "chameleon" in section.text and "-size=3..26" in section.text
+
+
+def test_replaying_stored_moves_reproduces_the_stored_state(players: Client) -> None:
+    import random
+
+    from pbmserv.games import find_game
+    from pbmserv.games.base import move_rng
+
+    game = find_game("chameleon")
+    players.run("chameleon challenge -size=6 alice bob")
+    rng = random.Random(7)
+    accounts = [("alice", "secret1"), ("bob", "hunter22")]
+    for _ in range(12):
+        with players.session() as session:
+            row = session.get(GameRow, 1)
+            state = game.load(row.state)
+        turn = game.to_move(state)
+        if not turn.seats:
+            break
+        seat = next(iter(turn.seats))
+        move = rng.choice(game.legal_moves(state, seat))
+        userid, password = accounts[seat]
+        text = game.format_move(state, move)
+        assert players.run(f"chameleon move 1 {userid} {password} {text}").ok
+    with players.session() as session:
+        row = session.get(GameRow, 1)
+        moves = session.scalars(
+            select(MoveRow)
+            .where(MoveRow.game_id == 1, MoveRow.kind == "move")
+            .order_by(MoveRow.ply)
+        ).all()
+        replayed = game.new_game(row.options, random.Random(row.seed))
+        for entry in moves:
+            seat = next(iter(game.to_move(replayed).seats))
+            move = game.parse_move(replayed, seat, entry.text)
+            replayed = game.apply(replayed, move, move_rng(row.seed, entry.ply))
+        assert game.dump(replayed) == row.state and len(moves) == row.ply > 0

@@ -74,7 +74,9 @@ def build_message(
     if in_reply_to:
         message["In-Reply-To"] = in_reply_to
         message["References"] = " ".join([*references, in_reply_to][-10:])
-    message.set_content(body, charset="utf-8")
+    # Plain ASCII stays readable as it is; anything else is quoted-printable.
+    plain = body.isascii() and all(len(line) <= 998 for line in body.splitlines())
+    message.set_content(body, charset="utf-8", cte="7bit" if plain else "quoted-printable")
     return message
 
 

@@ -228,3 +228,14 @@ def test_a_crashing_command_is_kept_answered_once_and_the_server_goes_on(  # typ
     apologies = [m for m in sink.messages if m.to == "alice@example.org"]
     assert len(apologies) == 1 and "internal error" in apologies[0].body
     assert "Welcome, bob" in out[0].body
+
+
+def test_replies_are_plain_7bit_and_non_ascii_survives_the_round_trip(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink
+) -> None:
+    _, [plain] = send(server, engine, sink, BOB, "signup bob hunter22")
+    assert plain.message["Content-Transfer-Encoding"] == "7bit"
+    _, [reply] = send(server, engine, sink, ALICE, "signup zoe secret1 Zoë Ångström")
+    assert reply.message["Content-Transfer-Encoding"] == "quoted-printable"
+    assert "signed up as Zoë Ångström" in reply.body
+    assert reply.subject == "Re: signup zoe ******** Zoë Ångström"

@@ -80,7 +80,7 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
     mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
     if mail.auto_reason:
         row.status = "ignored"
-        return f"ignored: {mail.auto_reason}"
+        return f"message-id={mail.message_id} ignored: {mail.auto_reason}"
     assert mail.sender is not None  # parse_message gives an auto_reason when there is none
     ctx = CommandContext(
         session=session,
@@ -122,7 +122,7 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
             inbox_id=row.id,
         )
     row.status = "done"
-    return "; ".join(s.summary for s in sections)
+    return f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections)
 
 
 def _claim_next(session: Session) -> InboxMessage | None:

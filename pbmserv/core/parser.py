@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
+
+
+def printable(text: str) -> str:
+    """``text`` with control and format characters made spaces (databases refuse NUL)."""
+    return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs") else c for c in text)
 
 
 @dataclass(frozen=True)
@@ -12,7 +18,7 @@ class CommandLine:
 
     @classmethod
     def parse(cls, text: str) -> CommandLine:
-        raw = " ".join(text.split())
+        raw = " ".join(printable(text).split())
         return cls(raw=raw, words=tuple(raw.split(" ")) if raw else ())
 
     def rest(self, start: int) -> str:

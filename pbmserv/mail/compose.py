@@ -12,6 +12,7 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from pbmserv.config import Settings
+from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
 from pbmserv.resources import templates_dir
 
@@ -81,7 +82,7 @@ def build_message(
 
 
 def reply_subject(original: str) -> str:
-    original = original.strip()
+    original = " ".join(printable(original).split())[:200]
     if not original:
         return "Re: your message to pbmserv"
     return original if original.lower().startswith("re:") else f"Re: {original}"

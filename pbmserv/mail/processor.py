@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line, is_command
+from pbmserv.core.parser import printable
 from pbmserv.core.results import Section
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage
@@ -80,13 +81,13 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
     mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
     if mail.auto_reason:
         row.status = "ignored"
-        return f"message-id={mail.message_id} ignored: {mail.auto_reason}"
+        return printable(f"message-id={mail.message_id} ignored: {mail.auto_reason}")
     assert mail.sender is not None  # parse_message gives an auto_reason when there is none
     ctx = CommandContext(
         session=session,
         settings=settings,
         sender=mail.sender,
-        message_id=mail.message_id,
+        message_id=printable(mail.message_id)[:300] if mail.message_id else None,
         clock=lambda: now,
     )
     lines = command_lines(
@@ -122,7 +123,7 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
             inbox_id=row.id,
         )
     row.status = "done"
-    return f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections)
+    return printable(f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections))
 
 
 def _claim_next(session: Session) -> InboxMessage | None:

@@ -296,3 +296,11 @@ def test_replaying_stored_moves_reproduces_the_stored_state(players: Client) -> 
             move = game.parse_move(replayed, seat, entry.text)
             replayed = game.apply(replayed, move, move_rng(row.seed, entry.ply))
         assert game.dump(replayed) == row.state and len(moves) == row.ply > 0
+
+
+def test_control_characters_never_reach_the_database(client: Client) -> None:
+    section = client.run("signup dave secret1 Da\x00ve \x07Smith\u200b")
+    assert section.ok
+    with client.session() as session:
+        user = session.scalar(select(User).where(User.userid == "dave"))
+        assert user.full_name == "Da ve Smith"

@@ -23,6 +23,9 @@ class Settings:
     poll_seconds: float = 2.0
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
+    # How long a server may hold outgoing mail it is sending before another (or it, after a
+    # crash) takes it over.
+    delivery_lease_seconds: float = 120.0
     max_commands_per_message: int = 30
 
     @property
@@ -53,6 +56,7 @@ ENV_NAMES = {
     "poll_seconds": "PBMSERV_POLL_SECONDS",
     "retry_base_seconds": "PBMSERV_RETRY_BASE_SECONDS",
     "retry_max_seconds": "PBMSERV_RETRY_MAX_SECONDS",
+    "delivery_lease_seconds": "PBMSERV_DELIVERY_LEASE_SECONDS",
 }
 
 

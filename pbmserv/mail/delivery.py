@@ -26,8 +26,6 @@ from pbmserv.db.models import OutboxMessage
 
 log = logging.getLogger("pbmserv.delivery")
 
-LEASE = timedelta(minutes=5)
-
 
 @dataclass(frozen=True)
 class Claimed:
@@ -38,7 +36,9 @@ class Claimed:
     attempts: int
 
 
-def _claim_due(factory: sessionmaker[Session], now: datetime, batch: int) -> list[Claimed]:
+def _claim_due(
+    factory: sessionmaker[Session], now: datetime, batch: int, lease: timedelta
+) -> list[Claimed]:
     with transaction(factory) as session:
         rows = session.scalars(
             select(OutboxMessage)
@@ -52,7 +52,7 @@ def _claim_due(factory: sessionmaker[Session], now: datetime, batch: int) -> lis
             .with_for_update(skip_locked=True)
         ).all()
         for row in rows:
-            row.lease_until = now + LEASE
+            row.lease_until = now + lease
         return [Claimed(r.id, r.recipient, r.message_id, r.raw, r.attempts) for r in rows]
 
 
@@ -158,7 +158,8 @@ async def deliver_due(
     batch: int = 50,
 ) -> int:
     """Send every message that is due; return how many were attempted."""
-    items = await asyncio.to_thread(_claim_due, factory, clock(), batch)
+    lease = timedelta(seconds=settings.delivery_lease_seconds)
+    items = await asyncio.to_thread(_claim_due, factory, clock(), batch, lease)
     if not items:
         return 0
     if settings.relay_host_port:

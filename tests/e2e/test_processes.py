@@ -158,7 +158,14 @@ def test_killed_server_answers_every_accepted_message_exactly_once(  # type: ign
 ) -> None:
     spool = tmp_path / "spool"
     port = free_port()
-    env = environment(db_url, spool, PBMSERV_LISTEN=f"127.0.0.1:{port}", PBMSERV_POLL_SECONDS="0.2")
+    env = environment(
+        db_url,
+        spool,
+        PBMSERV_LISTEN=f"127.0.0.1:{port}",
+        PBMSERV_POLL_SECONDS="0.2",
+        # Mail the killed server had taken for sending is taken over after this lease.
+        PBMSERV_DELIVERY_LEASE_SECONDS="3",
+    )
 
     # A pipe nobody reads would fill up with log lines and block the server.
     log = open(tmp_path / "serve.log", "ab")  # noqa: SIM115 - closed after the last start

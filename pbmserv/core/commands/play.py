@@ -79,10 +79,8 @@ def challenge(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sect
 
 def _play_and_report(
     ctx: CommandContext,
-    line: CommandLine,
     game: Game,
     board: Board,
-    user: User,
     seat: int,
     text: str,
 ) -> Section:
@@ -113,8 +111,8 @@ def _play_and_report(
 )
 def move(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
-    board, user, seat = _player(ctx, game, line)
-    return _play_and_report(ctx, line, game, board, user, seat, line.rest(5))
+    board, _user, seat = _player(ctx, game, line)
+    return _play_and_report(ctx, game, board, seat, line.rest(5))
 
 
 @command(
@@ -129,8 +127,8 @@ def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
     if not game.SPEC.has_swap:
         raise CommandError(f"{game.SPEC.title} has no swap option")
-    board, user, seat = _player(ctx, game, line)
-    return _play_and_report(ctx, line, game, board, user, seat, "swap")
+    board, _user, seat = _player(ctx, game, line)
+    return _play_and_report(ctx, game, board, seat, "swap")
 
 
 @command(

@@ -15,6 +15,17 @@ from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import User
 
 
+def _no_such_user(userid: str) -> CommandError:
+    return CommandError(
+        f'there is no user "{userid}"',
+        hint='New players sign up with "signup USERID PASSWORD [FULL NAME]".',
+    )
+
+
+def _disabled(user: User) -> CommandError:
+    return CommandError(f'the user "{user.display_id}" is disabled')
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -37,12 +48,9 @@ class CommandContext:
     def require_user(self, userid: str) -> User:
         user = self.find_user(userid)
         if user is None:
-            raise CommandError(
-                f'there is no user "{userid}"',
-                hint='New players sign up with "signup USERID PASSWORD [FULL NAME]".',
-            )
+            raise _no_such_user(userid)
         if user.disabled:
-            raise CommandError(f'the user "{user.display_id}" is disabled')
+            raise _disabled(user)
         return user
 
     def authenticate(self, userid: str, password: str) -> User:
@@ -50,17 +58,14 @@ class CommandContext:
         user = self.find_user(userid)
         if user is None:
             burn_verification_time(password)
-            raise CommandError(
-                f'there is no user "{userid}"',
-                hint='New players sign up with "signup USERID PASSWORD [FULL NAME]".',
-            )
+            raise _no_such_user(userid)
         if not verify_password(user.password_hash, password):
             raise CommandError(
                 f'wrong password for "{user.display_id}"',
                 hint="Passwords are case-sensitive. Nothing was changed.",
             )
         if user.disabled:
-            raise CommandError(f'the user "{user.display_id}" is disabled')
+            raise _disabled(user)
         return user
 
     def notify(self, notification: Notification) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pbmserv.core.commands import GAME_COMMANDS, TOP_LEVEL
+from pbmserv.core.commands.play import play_verb
 from pbmserv.core.commands.registry import CommandSpec
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -54,14 +55,31 @@ def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
             hint=HELP_HINT,
         )
     sub = line.words[1].lower()
-    spec = GAME_COMMANDS.get(sub)
+    spec = GAME_COMMANDS.get(sub) or verb_command(game, sub)
     if spec is None:
+        names = [*GAME_COMMANDS, *(v.name for v in game.SPEC.verbs)]
         raise CommandError(
             f'"{line.words[1]}" is not a {game.SPEC.name} command',
-            syntax=f"{game.SPEC.name} " + "|".join(GAME_COMMANDS) + " ...",
+            syntax=f"{game.SPEC.name} " + "|".join(names) + " ...",
             hint=HELP_HINT,
         )
     return spec, game
+
+
+def verb_command(game: Game, name: str) -> CommandSpec | None:
+    """The command for one of the game's own verbs (see VerbSpec), if it has one so named."""
+    verb = next((v for v in game.SPEC.verbs if v.name == name), None)
+    if verb is None:
+        return None
+    return CommandSpec(
+        name=verb.name,
+        syntax=f"GAME {verb.name} BOARD USERID PASSWORD {verb.args}".rstrip(),
+        summary=verb.summary,
+        handler=play_verb,
+        game_scoped=True,
+        secret_words=(4,),
+        min_words=5,
+    )
 
 
 def dispatch_line(ctx: CommandContext, text: str) -> Section:

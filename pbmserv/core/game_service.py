@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,8 +108,16 @@ def _store_progress(board: Board) -> None:
     board.row.to_move = ",".join(str(s) for s in sorted(turn.seats))
 
 
-def play(ctx: CommandContext, board: Board, seat: int, text: str) -> str:
-    """Parse and apply ``text`` for ``seat``; return the canonical move text."""
+@dataclass(frozen=True)
+class Played:
+    """A move just made: its canonical text (the mover's) and what others may see of it."""
+
+    text: str
+    public_text: str
+
+
+def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
+    """Parse and apply ``text`` for ``seat``."""
     if board.finished:
         raise CommandError(f"board {board.number} is over: {result_text(board)}")
     turn = board.game.to_move(board.state)
@@ -119,10 +127,11 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> str:
     try:
         move = board.game.parse_move(board.state, seat, text)
         canonical = board.game.format_move(board.state, move)
+        public = board.game.public_move_text(board.state, move)
         new_state = board.game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))
     except MoveError as error:
         raise CommandError(str(error)) from None
-    _record(ctx, board, seat, "move", canonical)
+    _record(ctx, board, seat, "move", canonical, public)
     board.state = new_state
     board.row.ply += 1
     board.row.state = board.game.dump(new_state)
@@ -131,10 +140,17 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> str:
     outcome = board.game.outcome(new_state)
     if outcome is not None:
         finish(board, outcome)
-    return canonical
+    return Played(canonical, public)
 
 
-def _record(ctx: CommandContext, board: Board, seat: int, kind: str, text: str) -> None:
+def _record(
+    ctx: CommandContext,
+    board: Board,
+    seat: int,
+    kind: str,
+    text: str,
+    public_text: str | None = None,
+) -> None:
     """Write one history entry, with the Message-ID of the mail that caused it."""
     ctx.session.add(
         MoveRow(
@@ -143,6 +159,7 @@ def _record(ctx: CommandContext, board: Board, seat: int, kind: str, text: str) 
             seat=seat,
             kind=kind,
             text=text,
+            public_text=public_text if public_text != text else None,
             message_id=ctx.message_id,
             created_at=ctx.now(),
         )
@@ -183,6 +200,36 @@ def history(ctx: CommandContext, board: Board) -> list[MoveRow]:
     )
 
 
+def starting_state(board: Board) -> State:
+    """The board's first position, rebuilt from its options and seed."""
+    return board.game.new_game(board.row.options, new_game_rng(board.row.seed))
+
+
+def board_outcome(board: Board) -> Outcome | None:
+    """The stored result as an Outcome (resignations and adjudications included)."""
+    if board.row.result is None:
+        return None
+    result = board.row.result
+    scores = result.get("scores")
+    return Outcome(
+        winners=frozenset(result.get("winners", [])),
+        reason=result.get("reason", ""),
+        scores={int(k): v for k, v in scores.items()} if scores else None,
+    )
+
+
+def record_headers(board: Board) -> dict[str, str]:
+    """Facts about the board for a game record (see Game.export)."""
+    headers = {
+        "Board": str(board.number),
+        "Date": board.row.created_at.strftime("%Y.%m.%d"),
+        "Site": "pbmserv",
+    }
+    for seat in board.row.seats:
+        headers[f"Seat{seat.seat}"] = seat.user.display_id
+    return headers
+
+
 def observers(ctx: CommandContext, board: Board) -> list[User]:
     return list(
         ctx.session.scalars(
@@ -217,6 +264,7 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
     spec = game.SPEC
     viewer = seat if seat is not None else PUBLIC
     your_turn = seat is not None and seat in turn.seats and not board.finished
+    verb = next((v for v in spec.verbs if v.name == turn.stage), None)
     return {
         "game": spec.name,
         "title": spec.title,
@@ -240,13 +288,27 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         "waiting_for": [board.user_at(s).display_id for s in sorted(turn.seats)],
         "userid": recipient.display_id if recipient else None,
         "has_swap": spec.has_swap,
+        # The command the player replies with: "move", or the game's verb for this stage.
+        "reply_verb": verb.name if verb else "move",
+        "reply_args": verb.args if verb else "MOVE",
     }
 
 
-def notify_board(ctx: CommandContext, board: Board, event: str) -> None:
-    """Mail the board to every player (their own view) and every observer (public view)."""
+def notify_board(
+    ctx: CommandContext,
+    board: Board,
+    event: str,
+    private_events: Mapping[int, str] | None = None,
+) -> None:
+    """Mail the board to every player (their own view) and every observer (public view).
+
+    ``event`` is the public account of what happened; ``private_events`` replaces it for the
+    seats that may know more (the mover of a hidden move).
+    """
+    private_events = private_events or {}
     for seat_row in board.row.seats:
-        _send_board(ctx, board, seat_row.seat, seat_row.user, event)
+        seen = private_events.get(seat_row.seat, event)
+        _send_board(ctx, board, seat_row.seat, seat_row.user, seen)
     player_ids = {s.user_id for s in board.row.seats}
     for user in observers(ctx, board):
         if user.id not in player_ids:

@@ -98,7 +98,9 @@ class MoveRow(Base):
     ply: Mapped[int] = mapped_column(Integer)  # ply before this entry
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
     kind: Mapped[str] = mapped_column(String(16), default="move")  # move | resign | note
-    text: Mapped[str] = mapped_column(Text)
+    text: Mapped[str] = mapped_column(Text)  # canonical; the mover's own view of the move
+    #: What the other players and observers may see while the game goes on (None: ``text``).
+    public_text: Mapped[str | None] = mapped_column(Text, nullable=True)
     chance: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     message_id: Mapped[str | None] = mapped_column(String(300), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,6 +89,21 @@ class OptionSpec:
 
 
 @dataclass(frozen=True)
+class VerbSpec:
+    """A game-specific command that is a move in disguise.
+
+    ``GAME NAME BOARD USERID PASSWORD [ARGS]`` is played exactly like
+    ``GAME move BOARD USERID PASSWORD NAME [ARGS]``: the game's ``parse_move`` reads it. When
+    ``to_move`` reports a stage equal to a verb's name, the board mail tells the player to reply
+    with that verb instead of ``move``.
+    """
+
+    name: str
+    args: str  # the words after the password, for the syntax line, e.g. "[POINT ...]"
+    summary: str
+
+
+@dataclass(frozen=True)
 class GameSpec:
     """Static facts about a game."""
 
@@ -100,6 +115,10 @@ class GameSpec:
     uses_chance: bool = False
     has_swap: bool = False
     options: tuple[OptionSpec, ...] = ()
+    #: Extra game commands (``hmdg reveal``, ``extinction draw``); see VerbSpec.
+    verbs: tuple[VerbSpec, ...] = ()
+    #: Formats ``GAME history BOARD FORMAT`` can export (``pgn``); see Game.export.
+    record_formats: tuple[str, ...] = ()
 
     @property
     def players(self) -> int:
@@ -194,6 +213,39 @@ class Game(ABC):
     def load(self, data: Mapping[str, Any]) -> State:
         """Rebuild a state from ``dump`` output; raise StateError if it is not valid."""
 
+    def public_move_text(self, state: State, move: Move) -> str:
+        """What everyone but the mover may learn of ``move`` played in ``state``.
+
+        The canonical text (``format_move``) is kept for replay and shown only to the mover;
+        this one goes into the public history and the other players' and observers' mail.
+        Games with hidden information override it.
+        """
+        return self.format_move(state, move)
+
+    def vary_hidden(self, state: State, viewer: int, rng: random.Random) -> State:
+        """A state that differs from ``state`` only in secrets ``viewer`` may not see.
+
+        Every game that declares ``hidden_information`` implements it: the conformance kit
+        checks that nothing ``viewer`` or the public is shown changes between the two.
+        """
+        raise NotImplementedError(f"{self.SPEC.name} does not vary hidden information")
+
+    def export(
+        self,
+        fmt: str,
+        start: State,
+        moves: Sequence[str],
+        outcome: Outcome | None,
+        headers: Mapping[str, str],
+    ) -> str:
+        """The game as a record in ``fmt`` (one of ``SPEC.record_formats``).
+
+        ``start`` is the first position, ``moves`` the canonical texts in order, ``outcome`` the
+        result (None while the game goes on) and ``headers`` facts the server knows (players by
+        seat as ``Seat0``/``Seat1``, ``Board``, ``Date``, ``Site``).
+        """
+        raise ValueError(f"{self.SPEC.name} has no {fmt} record")
+
     def seat_name(self, state: State, seat: int) -> str:
         """The name of a seat's side in this position (a game with a swap may change it)."""
         return self.SPEC.seat_names[seat]
@@ -203,7 +255,7 @@ class Game(ABC):
         return int(getattr(state, "ply", 0))
 
     def last_move_text(self, state: State) -> str | None:
-        """The last move in canonical text, if the state keeps it."""
+        """The last move as everyone may see it (public text), if the state keeps it."""
         return getattr(state, "last_move", None)
 
     def _check_version(self, data: Mapping[str, Any]) -> None:

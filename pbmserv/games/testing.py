@@ -43,6 +43,7 @@ __all__ = [
     "Step",
     "check_conformance",
     "check_garbage",
+    "check_hidden",
     "check_options",
     "check_playout",
     "check_position",
@@ -420,6 +421,56 @@ def check_garbage(game: Game, state: State, where: str = "") -> None:
             raise _fail(f"{where}: garbage {text!r} was accepted as {move!r}")
 
 
+def _seen_by(game: Game, state: State, viewer: Viewer) -> dict[str, Any]:
+    """Everything ``viewer`` is shown of ``state`` through the contract."""
+    turn = game.to_move(state)
+    seen: dict[str, Any] = {
+        "render": game.render(state, viewer),
+        "seats": sorted(turn.seats),
+        "stage": turn.stage,
+        "over": game.outcome(state) is not None,
+        "moves": game.move_number(state),
+    }
+    if isinstance(viewer, int):
+        seen["prompt"] = turn.prompts.get(viewer)
+        if viewer in turn.seats:
+            moves = game.legal_moves(state, viewer)
+            seen["legal"] = sorted(
+                (game.format_move(state, m), game.public_move_text(state, m)) for m in moves
+            )
+            errors = []
+            for text in GARBAGE_INPUTS:
+                try:
+                    game.parse_move(state, viewer, text)
+                except MoveError as exc:
+                    errors.append(str(exc))
+            seen["errors"] = errors
+    return seen
+
+
+def check_hidden(game: Game, state: State, seed: int = 0, where: str = "") -> bool:
+    """No-leak check for a game with hidden information: for each seat and the public, a state
+    that differs only in secrets that viewer may not see (``vary_hidden``) must look the same
+    to it: diagram, turn, prompt, legal moves and their public texts, error messages. Returns
+    whether any variation changed the state at all (a kit run must see one, else the check
+    proved nothing)."""
+    where = where or game.SPEC.name
+    changed = False
+    for viewer in [*range(game.SPEC.players), PUBLIC]:
+        rng = random.Random(f"hidden:{seed}:{where}:{viewer}")
+        for _ in range(3):
+            varied = game.vary_hidden(state, viewer, rng)
+            changed = changed or game.dump(varied) != game.dump(state)
+            before, after = _seen_by(game, state, viewer), _seen_by(game, varied, viewer)
+            for key in before:
+                if before[key] != after[key]:
+                    raise _fail(
+                        f"{where}: what viewer {viewer!r} sees ({key}) changes with secrets "
+                        f"it may not see:\n{before[key]}\n---\n{after[key]}"
+                    )
+    return changed
+
+
 # --- checks on a whole game ------------------------------------------------------------------
 
 
@@ -510,6 +561,10 @@ def check_playout(
     for ply in sorted({0, last // 2, max(0, last - 1)}):
         if game.to_move(states[ply]).seats:
             check_garbage(game, states[ply], playout.where(ply))
+    if game.SPEC.hidden_information:
+        varied = [check_hidden(game, states[p], seed, playout.where(p)) for p in sorted(chosen)]
+        if not any(varied):
+            raise _fail(f"{playout.where()}: vary_hidden never changed a state in the game")
     check_replay(playout, dumps)
     check_repeated_moves(playout)
     return playout

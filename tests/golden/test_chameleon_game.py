@@ -1,18 +1,17 @@
 """A whole Chameleon game by mail, from signup to the win, checked against a golden transcript.
 
 Every message goes through the real SMTP listener; every reply and board mail comes back
-through a real relay. Regenerate the transcript with PBMSERV_UPDATE_GOLDEN=1 after a deliberate
-change, and read the diff.
+through a real relay (see tests/golden/runner.py).
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from tests.support import Received, Sink, make_mail, settle, smtp_send
+from tests.golden.runner import check_golden, describe, play_transcript
+from tests.support import Sink
 
 pytestmark = pytest.mark.db
 
@@ -50,37 +49,11 @@ STEPS: list[tuple[str, str, str]] = [
 ]
 
 
-def _describe(message: Received) -> str:
-    headers = message.message
-    kind = "reply" if headers["In-Reply-To"] else "board/notice"
-    body = "\n".join(line.rstrip() for line in message.body.rstrip().splitlines())
-    return f"<<< to {message.to} ({kind})\nSubject: {message.subject}\n\n{body}\n"
-
-
-def play_transcript(server, engine, sink: Sink) -> tuple[str, str]:  # type: ignore[no-untyped-def]
-    """The transcript, and everything the server sent (for checks on output alone)."""
-    parts = []
-    sent = []
-    for sender, subject, body in STEPS:
-        before = len(sink.messages)
-        assert smtp_send(server.port, make_mail(sender, subject, body))[0] == 250
-        settle(engine)
-        out = sorted(sink.messages[before:], key=lambda m: (m.to, m.subject, m.body))
-        assert out, f"no answer to {subject!r}"
-        quoted = "".join(f"    {line}\n" for line in body.splitlines())
-        parts.append(f"=== {sender}: {subject}\n{quoted}")
-        parts.extend(_describe(m) for m in out)
-        sent.extend(_describe(m) for m in out)
-    return "\n".join(parts), "\n".join(sent)
-
-
 def test_whole_game_by_mail_matches_golden(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
-    transcript, sent = play_transcript(server, engine, sink)
+    transcript, messages = play_transcript(server, engine, sink, STEPS)
+    sent = "\n".join(describe(m) for m in messages)
     # Facts checked directly, whatever the golden file says.
     assert "chameleon board 1: you won" in transcript
     assert "chameleon board 1: you lost" in transcript
     assert "WRONG" not in sent and "hunter22" not in sent and "secret1" not in sent
-    if os.environ.get("PBMSERV_UPDATE_GOLDEN"):
-        GOLDEN.write_text(transcript)
-    assert GOLDEN.exists(), "run once with PBMSERV_UPDATE_GOLDEN=1 to create the transcript"
-    assert transcript == GOLDEN.read_text()
+    check_golden(transcript, GOLDEN)

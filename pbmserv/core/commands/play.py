@@ -84,20 +84,26 @@ def _play_and_report(
     seat: int,
     text: str,
 ) -> Section:
-    canonical = service.play(ctx, board, seat, text)
-    event = f"{board.seat_label(seat)} played {canonical}."
-    service.notify_board(ctx, board, event)
+    played = service.play(ctx, board, seat, text)
+    mover = board.seat_label(seat)
+    service.notify_board(
+        ctx,
+        board,
+        f"{mover} played {played.public_text}.",
+        private_events={seat: f"{mover} played {played.text}."},
+    )
     context = {
         "game": game.SPEC.name,
         "board": board.number,
-        "move": canonical,
+        "move": played.text,
         "result": service.result_text(board) if board.finished else None,
         "status": service.status_for(board, seat),
     }
     return Section(
         "mail/sections/moved.txt.j2",
         context,
-        summary=f"{game.SPEC.name} move board={board.number} {canonical}",
+        # Logs get the public text: a hidden move's secret stays with its owner.
+        summary=f"{game.SPEC.name} move board={board.number} {played.public_text}",
     )
 
 
@@ -113,6 +119,14 @@ def move(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
     board, _user, seat = _player(ctx, game, line)
     return _play_and_report(ctx, game, board, seat, line.rest(5))
+
+
+def play_verb(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    """A game's own verb (``hmdg reveal ...``): a move whose text starts with the verb."""
+    assert game is not None
+    board, _user, seat = _player(ctx, game, line)
+    text = " ".join([line.words[1].lower(), line.rest(5)]).strip()
+    return _play_and_report(ctx, game, board, seat, text)
 
 
 @command(
@@ -159,22 +173,26 @@ def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> 
 
 @command(
     "history",
-    "GAME history BOARD",
-    "the moves played so far on a board",
+    "GAME history BOARD [FORMAT]",
+    "the moves played so far on a board (FORMAT: a record such as pgn, where the game has one)",
     game_scoped=True,
     min_words=3,
 )
 def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
     board = service.load_board(ctx, game, line.words[2], for_update=False)
+    rows = service.history(ctx, board)
+    if len(line.words) > 3:
+        return _exported_history(game, board, rows, line.words[3].lower())
     entries = [
         {
             "number": row.ply + 1,
             "kind": row.kind,
             "player": board.seat_label(row.seat) if row.seat is not None else "",
-            "text": row.text,
+            # A hidden move shows its public text until the game is over.
+            "text": row.text if board.finished else (row.public_text or row.text),
         }
-        for row in service.history(ctx, board)
+        for row in rows
     ]
     context = {
         "game": game.SPEC.name,
@@ -182,11 +200,35 @@ def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
         "players": [board.seat_label(s.seat) for s in board.row.seats],
         "entries": entries,
         "result": service.result_text(board) if board.finished else None,
+        "formats": game.SPEC.record_formats,
     }
     return Section(
         "mail/sections/history.txt.j2",
         context,
         summary=f"{game.SPEC.name} history {board.number}",
+    )
+
+
+def _exported_history(game: Game, board: Board, rows: list, fmt: str) -> Section:
+    if fmt not in game.SPEC.record_formats:
+        offered = ", ".join(game.SPEC.record_formats) or "none"
+        raise CommandError(
+            f'"{fmt}" is not a record format of {game.SPEC.name} (formats: {offered})'
+        )
+    if game.SPEC.hidden_information and not board.finished:
+        raise CommandError(f"board {board.number} hides moves until it is over")
+    record = game.export(
+        fmt,
+        service.starting_state(board),
+        [row.text for row in rows if row.kind == "move"],
+        service.board_outcome(board),
+        service.record_headers(board),
+    )
+    context = {"game": game.SPEC.name, "board": board.number, "format": fmt, "record": record}
+    return Section(
+        "mail/sections/record.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} history {board.number} {fmt}",
     )
 
 

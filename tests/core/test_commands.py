@@ -1,60 +1,16 @@
-"""The command core on a real database, without mail: every command and every user mistake."""
+"""The command core on a real database, without mail: every command and every user mistake.
+
+The ``client`` and ``players`` fixtures are in tests/core/conftest.py."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import pytest
 from sqlalchemy import func, select
-from sqlalchemy.orm import Session
 
-from pbmserv.config import Settings
-from pbmserv.core.context import CommandContext
-from pbmserv.core.dispatch import dispatch_line
-from pbmserv.core.results import Section
-from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import GameRow, MoveRow, Observer, User
-from pbmserv.mail.compose import render
+from tests.core.client import Client
 
 pytestmark = pytest.mark.db
-
-
-class Client:
-    """Runs command lines as one sender, each in its own transaction, like one message each."""
-
-    def __init__(self, engine) -> None:  # type: ignore[no-untyped-def]
-        self.factory = session_factory(engine)
-        self.settings = Settings()
-        self.notifications: list = []
-
-    def run(self, line: str, sender: str = "alice@example.org") -> Section:
-        with transaction(self.factory) as session:
-            ctx = CommandContext(session=session, settings=self.settings, sender=sender)
-            section = dispatch_line(ctx, line)
-            self.notifications = list(ctx.notifications)
-            # Every section must render with its template.
-            section.text = render(section.template, {"server_address": "s@x", **section.context})
-            return section
-
-    def query(self, statement):  # type: ignore[no-untyped-def]
-        with self.factory() as session:
-            return session.execute(statement).all()
-
-    def session(self) -> Session:
-        return self.factory()
-
-
-@pytest.fixture
-def client(engine) -> Iterator[Client]:  # type: ignore[no-untyped-def]
-    yield Client(engine)
-
-
-@pytest.fixture
-def players(client: Client) -> Client:
-    assert client.run("signup alice secret1 Alice A").ok
-    assert client.run("signup Bob hunter22", sender="bob@example.org").ok
-    assert client.run("signup carol pass3333", sender="carol@example.org").ok
-    return client
 
 
 def count(client: Client, model) -> int:  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ from pbmserv.games.testing import (
     random_playout,
     replay,
 )
+from tests.games.secret_pick import LeakyPick, NeverVaries, SecretPick
 
 SEEDS = range(16 if os.environ.get("CI", "").lower() == "true" else 4)
 
@@ -140,3 +141,21 @@ def test_unregistered_game_fails_the_spec_check() -> None:
 
     with pytest.raises(ConformanceError, match="find_game"):
         check_spec(Renamed())
+
+
+def test_the_no_leak_check_passes_a_game_that_hides_well() -> None:
+    for seed in range(3):
+        check_playout(SecretPick(), {}, seed)
+
+
+@pytest.mark.parametrize(
+    ("game", "match"),
+    [
+        (LeakyPick(), r"sees \(render\) changes with secrets"),
+        (NeverVaries(), "vary_hidden never changed a state"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Game) else "",
+)
+def test_the_no_leak_check_catches_leaks(game: Game, match: str) -> None:
+    with pytest.raises(ConformanceError, match=match):
+        check_playout(game, {}, seed=1)

@@ -1,0 +1,37 @@
+"""A client that runs command lines on a real database like mail would, one transaction each."""
+
+from __future__ import annotations
+
+from sqlalchemy.orm import Session
+
+from pbmserv.config import Settings
+from pbmserv.core.context import CommandContext
+from pbmserv.core.dispatch import dispatch_line
+from pbmserv.core.results import Section
+from pbmserv.db.engine import session_factory, transaction
+from pbmserv.mail.compose import render
+
+
+class Client:
+    """Runs command lines as one sender, each in its own transaction, like one message each."""
+
+    def __init__(self, engine) -> None:  # type: ignore[no-untyped-def]
+        self.factory = session_factory(engine)
+        self.settings = Settings()
+        self.notifications: list = []
+
+    def run(self, line: str, sender: str = "alice@example.org") -> Section:
+        with transaction(self.factory) as session:
+            ctx = CommandContext(session=session, settings=self.settings, sender=sender)
+            section = dispatch_line(ctx, line)
+            self.notifications = list(ctx.notifications)
+            # Every section must render with its template.
+            section.text = render(section.template, {"server_address": "s@x", **section.context})
+            return section
+
+    def query(self, statement):  # type: ignore[no-untyped-def]
+        with self.factory() as session:
+            return session.execute(statement).all()
+
+    def session(self) -> Session:
+        return self.factory()

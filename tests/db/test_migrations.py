@@ -1,0 +1,70 @@
+"""Migrations on a real, empty database of each engine: they build exactly the models' schema,
+and an upgrade keeps the data already stored."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.runtime.migration import MigrationContext
+from sqlalchemy import Engine, text
+
+from pbmserv.db.engine import make_engine
+from pbmserv.db.migrate import current_revision, head_revision, upgrade
+from pbmserv.db.models import Base
+from tests.conftest import _engine_kind, _postgres_base, _schema_url
+
+pytestmark = pytest.mark.db
+
+
+@pytest.fixture
+def empty_engine(tmp_path: Path) -> Iterator[Engine]:
+    """A database with no tables at all (a private schema on PostgreSQL)."""
+    if _engine_kind() == "sqlite":
+        engine = make_engine(f"sqlite:///{tmp_path / 'empty.db'}")
+        yield engine
+        engine.dispose()
+        return
+    schema = f"pbmmig_{uuid.uuid4().hex[:10]}"
+    admin = make_engine(_postgres_base())
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine = make_engine(_schema_url(schema))
+    yield engine
+    engine.dispose()
+    with admin.begin() as conn:
+        conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+    admin.dispose()
+
+
+def test_head_schema_equals_the_models(empty_engine: Engine) -> None:
+    upgrade(empty_engine)
+    with empty_engine.connect() as conn:
+        differences = compare_metadata(MigrationContext.configure(conn), Base.metadata)
+    assert differences == []
+    assert current_revision(empty_engine) == head_revision()
+
+
+def test_upgrade_from_the_first_revision_keeps_moves(empty_engine: Engine) -> None:
+    upgrade(empty_engine, "0001")
+    with empty_engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO games (id, game, options, seed, status, ply, to_move, state,"
+                " state_version, version, created_at, updated_at) VALUES (1, 'chameleon', '{}',"
+                " 7, 'active', 1, '1', '{}', 1, 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO moves (game_id, ply, seat, kind, text, created_at)"
+                " VALUES (1, 0, 0, 'move', 'c3x', CURRENT_TIMESTAMP)"
+            )
+        )
+    upgrade(empty_engine)
+    with empty_engine.connect() as conn:
+        rows = conn.execute(text("SELECT text, public_text FROM moves")).all()
+    assert [tuple(r) for r in rows] == [("c3x", None)]

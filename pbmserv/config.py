@@ -1,14 +1,31 @@
-"""Settings: defaults, overridden by environment variables, overridden by command-line flags.
+"""Settings: defaults, then an optional TOML file, then environment variables, then flags.
 
 The settings object is passed explicitly to whatever needs it; there is no global config.
+The TOML file uses the field names of :class:`Settings` as top-level keys, and per-game idle
+limits in ``[games.NAME]`` tables (see deploy/pbmserv.toml for a commented example).
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+
+class ConfigError(ValueError):
+    """The configuration file or a setting's value is wrong; the message says which."""
+
+
+@dataclass(frozen=True)
+class IdleLimits:
+    """Days a board may wait for a move before a reminder, and before it is forfeited."""
+
+    remind_after_days: float
+    forfeit_after_days: float
 
 
 @dataclass(frozen=True)
@@ -16,6 +33,8 @@ class Settings:
     db_url: str = "sqlite:///pbmserv.db"
     listen: str = "127.0.0.1:2525"
     relay: str | None = None
+    relay_username: str | None = None
+    relay_password: str | None = None
     spool: Path = Path("spool")
     address: str = "pbmserv@localhost"
     max_message_bytes: int = 1_048_576
@@ -27,6 +46,15 @@ class Settings:
     # crash) takes it over.
     delivery_lease_seconds: float = 120.0
     max_commands_per_message: int = 30
+    # Idle boards: a reminder after this many days without a move, a forfeit after that many.
+    remind_after_days: float = 7.0
+    forfeit_after_days: float = 28.0
+    # How often `serve` runs the maintenance (reminders, forfeits); 0 turns it off.
+    maintenance_interval_seconds: float = 3600.0
+    # "text" for people, "json" for log collectors.
+    log_format: str = "text"
+    # Per-game idle limits that replace the two above: game name -> limits.
+    game_limits: Mapping[str, IdleLimits] = field(default_factory=dict)
 
     @property
     def listen_host(self) -> str:
@@ -43,12 +71,20 @@ class Settings:
         host, _, port = self.relay.rpartition(":")
         return (host or "127.0.0.1", int(port))
 
+    def idle_limits(self, game: str) -> IdleLimits:
+        """The reminder and forfeit limits for boards of ``game``."""
+        return self.game_limits.get(
+            game, IdleLimits(self.remind_after_days, self.forfeit_after_days)
+        )
+
 
 # Environment variable for each setting.
 ENV_NAMES = {
     "db_url": "PBMSERV_DB",
     "listen": "PBMSERV_LISTEN",
     "relay": "PBMSERV_RELAY",
+    "relay_username": "PBMSERV_RELAY_USERNAME",
+    "relay_password": "PBMSERV_RELAY_PASSWORD",
     "spool": "PBMSERV_SPOOL",
     "address": "PBMSERV_ADDRESS",
     "max_message_bytes": "PBMSERV_MAX_MESSAGE_BYTES",
@@ -57,32 +93,120 @@ ENV_NAMES = {
     "retry_base_seconds": "PBMSERV_RETRY_BASE_SECONDS",
     "retry_max_seconds": "PBMSERV_RETRY_MAX_SECONDS",
     "delivery_lease_seconds": "PBMSERV_DELIVERY_LEASE_SECONDS",
+    "max_commands_per_message": "PBMSERV_MAX_COMMANDS",
+    "remind_after_days": "PBMSERV_REMIND_AFTER_DAYS",
+    "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
+    "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
+    "log_format": "PBMSERV_LOG_FORMAT",
 }
+CONFIG_ENV = "PBMSERV_CONFIG"
+SECRET_FIELDS = ("relay_password",)
+LOG_FORMATS = ("text", "json")
+_TYPES = {f.name: f.type for f in fields(Settings)}
 
 
 def _convert(name: str, raw: object) -> object:
-    kind = {f.name: f.type for f in fields(Settings)}[name]
+    kind = _TYPES[name]
     if raw is None:
         return None
-    if kind in ("int",):
-        return int(raw)  # type: ignore[arg-type]
-    if kind in ("float",):
-        return float(raw)  # type: ignore[arg-type]
+    try:
+        if kind == "int":
+            if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
+                raise ValueError(raw)
+            return int(raw)  # type: ignore[arg-type]
+        if kind == "float":
+            if isinstance(raw, bool):
+                raise ValueError(raw)
+            return float(raw)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, not {raw!r}") from None
     if kind == "Path":
         return Path(str(raw))
+    if name == "log_format" and raw not in LOG_FORMATS:
+        raise ConfigError(f"log_format must be one of {', '.join(LOG_FORMATS)}, not {raw!r}")
     return str(raw)
 
 
+def _limits(name: str, table: object, defaults: IdleLimits) -> IdleLimits:
+    if not isinstance(table, dict):
+        raise ConfigError(f"[games.{name}] must be a table")
+    unknown = set(table) - {"remind_after_days", "forfeit_after_days"}
+    if unknown:
+        raise ConfigError(f"[games.{name}]: unknown key {sorted(unknown)[0]!r}")
+    limits = IdleLimits(
+        float(table.get("remind_after_days", defaults.remind_after_days)),
+        float(table.get("forfeit_after_days", defaults.forfeit_after_days)),
+    )
+    if limits.forfeit_after_days <= limits.remind_after_days:
+        raise ConfigError(f"[games.{name}]: forfeit_after_days must exceed remind_after_days")
+    return limits
+
+
+def read_config_file(path: Path) -> dict[str, Any]:
+    """The settings a TOML file sets (raw values, checked by name)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as error:
+        raise ConfigError(f"cannot read the config file {path}: {error.strerror}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise ConfigError(f"{path} is not valid TOML: {error}") from None
+    known = set(_TYPES) - {"game_limits"}
+    for key in data:
+        if key not in known and key != "games":
+            raise ConfigError(f"{path}: unknown setting {key!r}")
+    return data
+
+
 def load_settings(
-    overrides: Mapping[str, object] | None = None, environ: Mapping[str, str] | None = None
+    overrides: Mapping[str, object] | None = None,
+    environ: Mapping[str, str] | None = None,
+    config_file: Path | None = None,
 ) -> Settings:
-    """Defaults, then ``environ`` (os.environ by default), then non-None ``overrides``."""
+    """Defaults, then the TOML ``config_file`` (or the file named by PBMSERV_CONFIG), then
+    ``environ`` (os.environ by default), then non-None ``overrides`` (command-line flags)."""
     env = os.environ if environ is None else environ
+    if config_file is None and env.get(CONFIG_ENV):
+        config_file = Path(env[CONFIG_ENV])
     values: dict[str, object] = {}
+    games: dict[str, object] = {}
+    if config_file is not None:
+        data = read_config_file(config_file)
+        games = data.pop("games", {})
+        values.update({name: _convert(name, raw) for name, raw in data.items()})
     for name, var in ENV_NAMES.items():
         if env.get(var):
             values[name] = _convert(name, env[var])
     for name, value in (overrides or {}).items():
         if value is not None:
             values[name] = _convert(name, value)
-    return replace(Settings(), **values)
+    settings = replace(Settings(), **values)
+    if settings.forfeit_after_days <= settings.remind_after_days:
+        raise ConfigError("forfeit_after_days must exceed remind_after_days")
+    if not isinstance(games, dict):
+        raise ConfigError("[games] must be a table of [games.NAME] tables")
+    defaults = IdleLimits(settings.remind_after_days, settings.forfeit_after_days)
+    limits = {name: _limits(name, table, defaults) for name, table in games.items()}
+    return replace(settings, game_limits=limits)
+
+
+def _mask_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.hostname or ""
+    netloc = f"{parts.username}:********@{host}" + (f":{parts.port}" if parts.port else "")
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def describe_settings(settings: Settings) -> dict[str, Any]:
+    """The effective settings as plain data, with secrets masked (for `pbmserv config show`)."""
+    shown: dict[str, Any] = {}
+    for name, value in asdict(settings).items():
+        if name in SECRET_FIELDS and value:
+            value = "********"
+        elif name == "db_url":
+            value = _mask_url(value)
+        elif isinstance(value, Path):
+            value = str(value)
+        shown[name] = value
+    return shown

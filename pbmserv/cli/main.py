@@ -1,26 +1,38 @@
-"""`pbmserv serve | mail | db upgrade`: the entry points an operator runs."""
+"""`pbmserv serve | mail | db | config | admin`: the entry points an operator runs."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
-from pbmserv.config import Settings, load_settings
+from pbmserv.config import ConfigError, Settings, describe_settings, load_settings
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.migrate import current_revision, head_revision, is_at_head, upgrade
+from pbmserv.logs import configure_logging
 
 EX_DATAERR = 65  # sysexits: the input was bad (Postfix bounces it)
 EX_TEMPFAIL = 75  # sysexits: try again later (Postfix keeps the message queued)
 EX_CONFIG = 78
 
 
-def _common(parser: argparse.ArgumentParser) -> None:
+def add_config_options(parser: argparse.ArgumentParser) -> None:
+    """--config and --db, which every subcommand takes."""
+    parser.add_argument(
+        "--config",
+        type=Path,
+        help="TOML settings file (env PBMSERV_CONFIG); environment and flags override it",
+    )
     parser.add_argument(
         "--db", dest="db_url", help="database URL (env PBMSERV_DB; default sqlite:///pbmserv.db)"
     )
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    add_config_options(parser)
     parser.add_argument("--address", help="the server's own address (env PBMSERV_ADDRESS)")
     parser.add_argument(
         "--relay",
@@ -78,7 +90,19 @@ def build_parser() -> argparse.ArgumentParser:
         ("current", "show the database's migration revision"),
     ):
         sub = db_commands.add_parser(name, help=text)
-        sub.add_argument("--db", dest="db_url", help="database URL (env PBMSERV_DB)")
+        add_config_options(sub)
+
+    config = commands.add_parser("config", help="the effective settings")
+    config_commands = config.add_subparsers(dest="config_command", required=True)
+    show = config_commands.add_parser(
+        "show", help="print the settings in effect (file, environment, flags), secrets masked"
+    )
+    add_config_options(show)
+    show.add_argument("--json", action="store_true", help="print JSON")
+
+    from pbmserv.cli.admin import add_admin_parser
+
+    add_admin_parser(commands)
     return parser
 
 
@@ -93,7 +117,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "poll_seconds",
         "rate_limit_per_hour",
     )
-    return load_settings({n: getattr(args, n, None) for n in names})
+    return load_settings(
+        {n: getattr(args, n, None) for n in names}, config_file=getattr(args, "config", None)
+    )
 
 
 def _serve(settings: Settings) -> int:
@@ -150,25 +176,47 @@ def _mail(settings: Settings, envelope_from: str | None, process: bool) -> int:
     return 0
 
 
+def _show_config(settings: Settings, as_json: bool) -> int:
+    shown = describe_settings(settings)
+    if as_json:
+        print(json.dumps(shown, indent=2))
+        return 0
+    width = max(len(name) for name in shown)
+    for name, value in shown.items():
+        print(f"{name.ljust(width)}  {json.dumps(value)}")
+    return 0
+
+
+def _db(settings: Settings, action: str) -> int:
+    engine = make_engine(settings.db_url)
+    if action == "upgrade":
+        upgrade(engine)
+        print(f"pbmserv: {settings.db_url} is at revision {current_revision(engine)}")
+    else:
+        print(current_revision(engine) or "none")
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    logging.basicConfig(
-        level=logging.DEBUG if getattr(args, "verbose", False) else logging.INFO,
-        format="%(asctime)s %(levelname)s %(name)s %(message)s",
-    )
-    settings = settings_from(args)
+    try:
+        settings = settings_from(args)
+    except ConfigError as error:
+        print(f"pbmserv: {error}", file=sys.stderr)
+        return EX_CONFIG
+    configure_logging(settings.log_format, getattr(args, "verbose", False))
     if args.command == "serve":
         return _serve(settings)
     if args.command == "mail":
         return _mail(settings, args.envelope_from, not args.no_process)
     if args.command == "db":
-        engine = make_engine(settings.db_url)
-        if args.db_command == "upgrade":
-            upgrade(engine)
-            print(f"pbmserv: {settings.db_url} is at revision {current_revision(engine)}")
-        else:
-            print(current_revision(engine) or "none")
-        return 0
+        return _db(settings, args.db_command)
+    if args.command == "config":
+        return _show_config(settings, args.json)
+    if args.command == "admin":
+        from pbmserv.cli.admin import run_admin
+
+        return run_admin(args, settings)
     return 2
 
 

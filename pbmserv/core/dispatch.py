@@ -91,6 +91,15 @@ def dispatch_line(ctx: CommandContext, text: str) -> Section:
         spec, game = _resolve(line)
     except CommandError as error:
         return _error(line.raw, error, None)
+    section = _run(ctx, line, spec, game)
+    if game is not None and game.SPEC.hidden_information and len(line.words) > 5:
+        # The words after the password may be a secret move: the log keeps only the verb.
+        section.log_command = " ".join([*section.command.split()[:5], "[hidden]"])
+        section.summary = section.summary if section.ok else "error (hidden move)"
+    return section
+
+
+def _run(ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: Game | None) -> Section:
     quoted = line.masked(spec.secret_words)
     syntax = spec.syntax_for(game)
     if len(line.words) < spec.min_words:

@@ -131,7 +131,7 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
         new_state = board.game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))
     except MoveError as error:
         raise CommandError(str(error)) from None
-    _record(ctx, board, seat, "move", canonical, public)
+    record_event(ctx, board, "move", canonical, seat, public)
     board.state = new_state
     board.row.ply += 1
     board.row.state = board.game.dump(new_state)
@@ -143,15 +143,40 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
     return Played(canonical, public)
 
 
-def _record(
+def replay_moves(board: Board, texts: Sequence[str]) -> State:
+    """The state after playing ``texts`` (canonical move texts) from the board's start."""
+    game, state = board.game, starting_state(board)
+    for ply, text in enumerate(texts):
+        seats = sorted(game.to_move(state).seats)
+        move = next(
+            (m for seat in seats for m in [_try_parse(game, state, seat, text)] if m is not None),
+            None,
+        )
+        if move is None:
+            raise CommandError(
+                f"board {board.number}: stored move {ply + 1} ({text}) replays no more"
+            )
+        state = game.apply(state, move, move_rng(board.row.seed, ply))
+    return state
+
+
+def _try_parse(game: Game, state: State, seat: int, text: str) -> Any:
+    try:
+        return game.parse_move(state, seat, text)
+    except MoveError:
+        return None
+
+
+def record_event(
     ctx: CommandContext,
     board: Board,
-    seat: int,
     kind: str,
     text: str,
+    seat: int | None = None,
     public_text: str | None = None,
 ) -> None:
-    """Write one history entry, with the Message-ID of the mail that caused it."""
+    """Write one history entry (a move, a resignation, an operator's action), with the
+    Message-ID of the mail that caused it."""
     ctx.session.add(
         MoveRow(
             game_id=board.row.id,
@@ -179,7 +204,7 @@ def finish(board: Board, outcome: Outcome) -> None:
 def resign(ctx: CommandContext, board: Board, seat: int) -> None:
     if board.finished:
         raise CommandError(f"board {board.number} is already over: {result_text(board)}")
-    _record(ctx, board, seat, "resign", "resigns")
+    record_event(ctx, board, "resign", "resigns", seat)
     others = frozenset(s.seat for s in board.row.seats if s.seat != seat)
     finish(board, Outcome(winners=others, reason=f"{board.seat_label(seat)} resigned"))
     board.row.updated_at = ctx.now()

@@ -19,6 +19,22 @@ class Section:
     ok: bool = True
     summary: str = ""  # one line for logs
     command: str = ""  # the line as the sender wrote it, passwords masked (set by dispatch)
+    #: The line as logged, if it must hide more than ``command`` (a hidden move's secret).
+    log_command: str | None = None
+
+    @property
+    def board(self) -> int | None:
+        """The board the command was about, if any (for the log)."""
+        board = self.context.get("board")
+        return board if isinstance(board, int) else None
+
+    def log_fields(self) -> dict[str, Any]:
+        return {
+            "command": self.command if self.log_command is None else self.log_command,
+            "board": self.board,
+            "ok": self.ok,
+            "result": self.summary,
+        }
 
 
 @dataclass

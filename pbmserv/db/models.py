@@ -67,11 +67,14 @@ class GameRow(Base):
     result: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When the idle players were last reminded (maintenance); None: not since the last move.
+    reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game_row", order_by="Seat.seat", lazy="selectin"
     )
 
+    __table_args__ = (Index("ix_games_status_updated", "status", "updated_at"),)
     __mapper_args__ = {"version_id_col": version}
 
 
@@ -97,7 +100,8 @@ class MoveRow(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id", ondelete="CASCADE"))
     ply: Mapped[int] = mapped_column(Integer)  # ply before this entry
     seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    kind: Mapped[str] = mapped_column(String(16), default="move")  # move | resign | note
+    # move | resign | forfeit | adjudicate | undo (the last two kinds come from the operator)
+    kind: Mapped[str] = mapped_column(String(16), default="move")
     text: Mapped[str] = mapped_column(Text)  # canonical; the mover's own view of the move
     #: What the other players and observers may see while the game goes on (None: ``text``).
     public_text: Mapped[str | None] = mapped_column(Text, nullable=True)

@@ -124,7 +124,13 @@ async def _send_batch_to_relay(settings: Settings, items: list[Claimed]) -> list
     host, port = settings.relay_host_port  # type: ignore[misc]
     results: list[Attempt] = []
     try:
-        async with aiosmtplib.SMTP(hostname=host, port=port, timeout=60) as client:
+        async with aiosmtplib.SMTP(
+            hostname=host,
+            port=port,
+            timeout=60,
+            username=settings.relay_username,
+            password=settings.relay_password,
+        ) as client:
             for item in items:
                 try:
                     await client.sendmail(settings.address, [item.recipient], item.raw)

@@ -8,8 +8,10 @@ again, exactly once, after a restart.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
@@ -17,8 +19,9 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line, is_command
+from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.parser import printable
-from pbmserv.core.results import Section
+from pbmserv.core.results import Notification, Section
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage
 from pbmserv.mail.compose import (
@@ -76,12 +79,28 @@ def queue(
     )
 
 
-def _handle(session: Session, settings: Settings, row: InboxMessage, now: datetime) -> str:
-    """Process one message inside the caller's transaction; return a summary for the log."""
+@dataclass(frozen=True)
+class Handled:
+    """What became of one message: a summary kept on its row, and fields for the log line."""
+
+    summary: str
+    fields: dict[str, Any]
+
+
+def _handle(session: Session, settings: Settings, row: InboxMessage, now: datetime) -> Handled:
+    """Process one message inside the caller's transaction."""
     mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
     if mail.auto_reason:
         row.status = "ignored"
-        return printable(f"message-id={mail.message_id} ignored: {mail.auto_reason}")
+        return Handled(
+            summary=printable(f"message-id={mail.message_id} ignored: {mail.auto_reason}"),
+            fields={
+                "message_id": printable(mail.message_id or ""),
+                "sender": mail.sender,
+                "status": "ignored",
+                "reason": mail.auto_reason,
+            },
+        )
     assert mail.sender is not None  # parse_message gives an auto_reason when there is none
     ctx = CommandContext(
         session=session,
@@ -111,7 +130,30 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
         inbox_id=row.id,
         answering=mail,
     )
-    for note in ctx.notifications:
+    queue_notifications(session, settings, ctx.notifications, now, inbox_id=row.id)
+    row.status = "done"
+    return Handled(
+        summary=printable(
+            f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections)
+        ),
+        fields={
+            "message_id": printable(mail.message_id or ""),
+            "sender": mail.sender,
+            "status": "done",
+            "commands": [s.log_fields() for s in sections],
+        },
+    )
+
+
+def queue_notifications(
+    session: Session,
+    settings: Settings,
+    notifications: Sequence[Notification],
+    now: datetime,
+    inbox_id: int | None = None,
+) -> None:
+    """Render and queue the board mail and notices a command (or an operator) caused."""
+    for note in notifications:
         queue(
             session,
             settings,
@@ -120,10 +162,8 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
             subject=note.subject,
             body=render_notification(note, settings),
             now=now,
-            inbox_id=row.id,
+            inbox_id=inbox_id,
         )
-    row.status = "done"
-    return printable(f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections))
 
 
 def _claim_next(session: Session) -> InboxMessage | None:
@@ -151,7 +191,7 @@ def process_one(
         now = clock()
         savepoint = session.begin_nested()
         try:
-            summary = _handle(session, settings, row, now)
+            handled = _handle(session, settings, row, now)
             savepoint.commit()
         except Exception as error:  # a bug must not lose the message or stop the server
             savepoint.rollback()
@@ -159,8 +199,8 @@ def process_one(
             log.exception("processing inbox message %s failed", row.id)
         else:
             row.processed_at = now
-            row.summary = summary[:2000]
-            log.info("processed inbox=%s from=%s result=%s", row.id, row.envelope_from, summary)
+            row.summary = handled.summary[:2000]
+            log.info("processed", extra={"fields": {"inbox": row.id, **handled.fields}})
             return True
     _record_failure(factory, settings, failed_id, error_text, clock())
     return True
@@ -207,3 +247,18 @@ def process_pending(
     while (limit is None or count < limit) and process_one(factory, settings, clock):
         count += 1
     return count
+
+
+def maintain(
+    factory: sessionmaker[Session], settings: Settings, clock: Callable[[], datetime] = utcnow
+) -> MaintenanceReport:
+    """Run the idle-board maintenance once and queue the reminders and forfeit mail."""
+    now = clock()
+    with transaction(factory) as session:
+        ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+        report = run_maintenance(ctx)
+        queue_notifications(session, settings, ctx.notifications, now)
+    if report.reminded or report.forfeited:
+        fields = {"reminded": report.reminded, "forfeited": report.forfeited}
+        log.info("maintenance", extra={"fields": fields})
+    return report

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.mail.delivery import deliver_due
-from pbmserv.mail.processor import process_pending
+from pbmserv.mail.processor import maintain, process_pending
 from pbmserv.mail.smtp import InboxHandler, make_smtp
 
 log = logging.getLogger("pbmserv.serve")
@@ -66,6 +66,19 @@ class Server:
                 continue
             await self._wait(self._mail)
 
+    async def _maintain_loop(self) -> None:
+        interval = self.settings.maintenance_interval_seconds
+        while interval > 0 and not self._stopping.is_set():
+            try:
+                report = await asyncio.to_thread(maintain, self.factory, self.settings)
+            except Exception:
+                log.exception("maintenance failed; trying again next time")
+            else:
+                if report.reminded or report.forfeited:
+                    self._mail.set()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=interval)
+
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         handler = InboxHandler(
@@ -84,6 +97,7 @@ class Server:
         tasks = [
             asyncio.create_task(self._process_loop()),
             asyncio.create_task(self._deliver_loop()),
+            asyncio.create_task(self._maintain_loop()),
         ]
         try:
             await self._stopping.wait()

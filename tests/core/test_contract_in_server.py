@@ -42,7 +42,10 @@ def test_the_hidden_move_reaches_only_its_owner(toy: Client) -> None:
     assert "green" not in sent["bob@example.org"]
     public = toy.run("secretpick history 1", sender="carol@example.org")
     assert "hides a colour" in public.text and "green" not in public.text
-    assert "green" not in played.summary  # the log line
+    assert "green" not in str(played.log_fields())  # the log line
+    mistaken = toy.run("secretpick move 1 alice secret1 pick green")  # no longer her turn
+    assert not mistaken.ok and "green" in mistaken.command  # quoted back to her alone
+    assert "green" not in str(mistaken.log_fields())
     with toy.session() as session:
         row = session.scalars(select(MoveRow)).one()
         assert (row.text, row.public_text) == ("pick green", "hides a colour")

@@ -1,0 +1,237 @@
+"""`pbmserv admin ...`: the operator's shell over users, boards, mail queues and maintenance.
+
+Each action runs in one transaction through the same core as mail commands; the mail it causes
+(board changes, new passwords) goes into the outbox with it and is delivered at once if a
+relay or spool is set (else by the running `serve`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Callable
+from datetime import UTC, datetime
+from typing import Any
+
+from pbmserv.cli import tables
+from pbmserv.config import Settings
+from pbmserv.core import admin as ops
+from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.maintenance import run_maintenance
+from pbmserv.core.results import CommandError
+from pbmserv.db.engine import make_engine, session_factory, transaction
+from pbmserv.db.migrate import is_at_head
+
+EX_USAGE_ERROR = 1
+EX_CONFIG = 78
+
+Action = Callable[[argparse.Namespace, CommandContext], None]
+
+
+def _when(text: str) -> datetime:
+    """An ISO date-time for --now; a naive one is taken as UTC."""
+    try:
+        stamp = datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date-time") from None
+    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+
+def _positive(text: str) -> float:
+    value = float(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def add_admin_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    from pbmserv.cli.main import add_config_options
+
+    admin = commands.add_parser("admin", help="the operator's shell (users, games, mail, ...)")
+    groups = admin.add_subparsers(dest="group", required=True, metavar="GROUP")
+
+    def action(group: Any, name: str, handler: Action, help_text: str) -> argparse.ArgumentParser:
+        parser = group.add_parser(name, help=help_text, description=help_text)
+        add_config_options(parser)
+        parser.add_argument("--json", action="store_true", help="print JSON for scripts")
+        parser.set_defaults(handler=handler)
+        return parser
+
+    users = groups.add_parser("users", help="list, show and edit users").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    p = action(users, "list", _users_list, "list the users")
+    p.add_argument("--disabled", action="store_true", help="only disabled users")
+    action(users, "show", _users_show, "one user and their boards").add_argument("userid")
+    action(users, "disable", _users_disable, "refuse a user's commands").add_argument("userid")
+    action(users, "enable", _users_enable, "accept a user's commands again").add_argument("userid")
+    action(
+        users, "reset-password", _users_reset, "set a random password and mail it to the user"
+    ).add_argument("userid")
+    p = action(users, "set-email", _users_email, "change a user's address (both are told)")
+    p.add_argument("userid")
+    p.add_argument("address")
+
+    games = groups.add_parser("games", help="list, show, undo, adjudicate, delete boards")
+    games_actions = games.add_subparsers(dest="action", required=True, metavar="ACTION")
+    p = action(games_actions, "list", _games_list, "list boards")
+    p.add_argument("--game", help="only this game")
+    p.add_argument("--status", choices=("active", "finished"), help="only boards in this state")
+    p.add_argument("--player", help="only boards this user plays on")
+    p.add_argument("--idle-days", type=_positive, help="only boards without a move for N days")
+    p = action(games_actions, "show", _games_show, "a board as a player, the public or all see it")
+    p.add_argument("board")
+    p.add_argument(
+        "--as",
+        dest="viewer",
+        default="omniscient",
+        help="a player's user id or seat number, 'public', or 'omniscient' (the default)",
+    )
+    action(games_actions, "undo", _games_undo, "take back a board's last move").add_argument(
+        "board"
+    )
+    p = action(games_actions, "adjudicate", _games_adjudicate, "end a board by your ruling")
+    p.add_argument("board")
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--winner", help="the winner's user id")
+    who.add_argument("--draw", action="store_true", help="declare a draw")
+    p.add_argument("--reason", help="why, for the players and the history")
+    action(
+        games_actions, "delete", _games_delete, "delete a board (players are told)"
+    ).add_argument("board")
+
+    for box in ("inbox", "outbox"):
+        box_actions = groups.add_parser(
+            box, help=f"the {box}: what waits, what failed and why"
+        ).add_subparsers(dest="action", required=True, metavar="ACTION")
+        p = action(box_actions, "list", _box_list, f"messages in the {box}, newest first")
+        p.add_argument("--status", help="only this status (pending, failed, ...)")
+        p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+        p = action(box_actions, "retry", _box_retry, "queue failed messages again")
+        target = p.add_mutually_exclusive_group(required=True)
+        target.add_argument("id", nargs="?", type=int, help="the message's id")
+        target.add_argument("--failed", action="store_true", help="every failed message")
+        if box == "outbox":
+            p = action(
+                box_actions, "purge", _outbox_purge, "delete delivered mail older than N days"
+            )
+            p.add_argument("--older-than", type=_positive, required=True, metavar="DAYS")
+
+    p = action(
+        groups, "maintain", _maintain, "remind idle boards' players, forfeit abandoned boards"
+    )
+    p.add_argument("--now", type=_when, help="act as if it were this time (ISO; for tests)")
+
+
+def run_admin(args: argparse.Namespace, settings: Settings) -> int:
+    engine = make_engine(settings.db_url)
+    if not is_at_head(engine):
+        print(
+            f"pbmserv admin: run `pbmserv db upgrade --db {settings.db_url}` first", file=sys.stderr
+        )
+        return EX_CONFIG
+    from pbmserv.mail.delivery import deliver_due
+    from pbmserv.mail.processor import queue_notifications
+
+    factory = session_factory(engine)
+    now = getattr(args, "now", None) or utcnow()
+    try:
+        with transaction(factory) as session:
+            ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+            args.handler(args, ctx)
+            queue_notifications(session, settings, ctx.notifications, now)
+    except CommandError as error:
+        print(f"pbmserv admin: {error.problem}", file=sys.stderr)
+        return EX_USAGE_ERROR
+    try:
+        asyncio.run(deliver_due(factory, settings))
+    except Exception as error:  # the mail is queued; `serve` delivers it later
+        print(f"pbmserv admin: mail queued, not yet delivered: {error}", file=sys.stderr)
+    return 0
+
+
+# --- handlers ------------------------------------------------------------------------------
+
+
+def _users_list(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_rows(ops.list_users(ctx, args.disabled), args.json, "no users")
+
+
+def _users_show(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_record(ops.show_user(ctx, args.userid), args.json)
+
+
+def _users_disable(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.set_disabled(ctx, args.userid, True), args.json)
+
+
+def _users_enable(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.set_disabled(ctx, args.userid, False), args.json)
+
+
+def _users_reset(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.reset_password(ctx, args.userid), args.json)
+
+
+def _users_email(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.change_address(ctx, args.userid, args.address), args.json)
+
+
+def _games_list(args: argparse.Namespace, ctx: CommandContext) -> None:
+    rows = ops.list_boards(ctx, args.game, args.status, args.player, args.idle_days)
+    tables.print_rows(rows, args.json, "no boards")
+
+
+def _games_show(args: argparse.Namespace, ctx: CommandContext) -> None:
+    text = ops.show_board(ctx, args.board, args.viewer)
+    if args.json:
+        tables.print_message(text, True, board=args.board, viewer=args.viewer)
+    else:
+        print(text, end="")
+
+
+def _games_undo(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.undo_last(ctx, args.board), args.json)
+
+
+def _games_adjudicate(args: argparse.Namespace, ctx: CommandContext) -> None:
+    winner = None if args.draw else args.winner
+    tables.print_message(ops.adjudicate(ctx, args.board, winner, args.reason), args.json)
+
+
+def _games_delete(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.delete_board(ctx, args.board), args.json)
+
+
+def _box_list(args: argparse.Namespace, ctx: CommandContext) -> None:
+    lister = ops.list_inbox if args.group == "inbox" else ops.list_outbox
+    tables.print_rows(lister(ctx, args.status, args.limit), args.json, f"{args.group} is empty")
+
+
+def _box_retry(args: argparse.Namespace, ctx: CommandContext) -> None:
+    retry = ops.retry_inbox if args.group == "inbox" else ops.retry_outbox
+    count = retry(ctx, None if args.failed else args.id)
+    if count == 0 and not args.failed:
+        raise CommandError(f"{args.group} message {args.id} does not exist or has not failed")
+    tables.print_message(f"{count} {args.group} message(s) queued again", args.json, count=count)
+
+
+def _outbox_purge(args: argparse.Namespace, ctx: CommandContext) -> None:
+    counts = ops.purge_delivered(ctx, args.older_than)
+    tables.print_message(
+        f"deleted {counts['outbox']} delivered and {counts['inbox']} processed message(s) "
+        f"older than {args.older_than:g} days",
+        args.json,
+        **counts,
+    )
+
+
+def _maintain(args: argparse.Namespace, ctx: CommandContext) -> None:
+    report = run_maintenance(ctx)
+    tables.print_message(
+        f"reminded {len(report.reminded)} board(s), forfeited {len(report.forfeited)}",
+        args.json,
+        reminded=report.reminded,
+        forfeited=report.forfeited,
+    )

@@ -1,0 +1,354 @@
+"""What the operator may do from the shell: users, boards, inbox and outbox.
+
+Each function runs in the caller's transaction with a CommandContext whose sender is None; a
+mistake raises CommandError (nothing changes). Every change to a board is written into its
+history and mailed to its players through ``ctx.notify``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timedelta
+from typing import Any
+
+from sqlalchemy import delete, func, select, update
+
+from pbmserv.core import game_service as service
+from pbmserv.core.commands.accounts import ADDRESS_PATTERN
+from pbmserv.core.context import CommandContext
+from pbmserv.core.game_service import Board
+from pbmserv.core.passwords import hash_password
+from pbmserv.core.results import CommandError, Notification
+from pbmserv.db.models import GameRow, InboxMessage, MoveRow, OutboxMessage, Seat, User
+from pbmserv.games import find_game
+from pbmserv.games.base import OMNISCIENT, PUBLIC, Outcome
+
+# --- users ---------------------------------------------------------------------------------
+
+
+def list_users(ctx: CommandContext, disabled_only: bool = False) -> list[dict[str, Any]]:
+    active = (
+        select(Seat.user_id, func.count().label("boards"))
+        .join(GameRow, GameRow.id == Seat.game_id)
+        .where(GameRow.status == "active")
+        .group_by(Seat.user_id)
+        .subquery()
+    )
+    query = (
+        select(User, func.coalesce(active.c.boards, 0))
+        .outerjoin(active, active.c.user_id == User.id)
+        .order_by(User.userid)
+    )
+    if disabled_only:
+        query = query.where(User.disabled.is_(True))
+    return [
+        {
+            "userid": user.display_id,
+            "email": user.email,
+            "name": user.full_name,
+            "disabled": user.disabled,
+            "active_boards": boards,
+            "since": user.created_at.date().isoformat(),
+        }
+        for user, boards in ctx.session.execute(query)
+    ]
+
+
+def _user(ctx: CommandContext, userid: str) -> User:
+    user = ctx.find_user(userid)
+    if user is None:
+        raise CommandError(f'there is no user "{userid}"')
+    return user
+
+
+def show_user(ctx: CommandContext, userid: str) -> dict[str, Any]:
+    user = _user(ctx, userid)
+    boards = ctx.session.execute(
+        select(GameRow.id, GameRow.game, GameRow.status)
+        .join(Seat, Seat.game_id == GameRow.id)
+        .where(Seat.user_id == user.id)
+        .order_by(GameRow.id)
+    ).all()
+    return {
+        "userid": user.display_id,
+        "email": user.email,
+        "name": user.full_name,
+        "disabled": user.disabled,
+        "since": user.created_at.isoformat(timespec="seconds"),
+        "boards": [f"{game} {number} ({status})" for number, game, status in boards],
+    }
+
+
+def set_disabled(ctx: CommandContext, userid: str, disabled: bool) -> str:
+    user = _user(ctx, userid)
+    user.disabled = disabled
+    return f"{user.display_id} is {'disabled' if disabled else 'enabled'}"
+
+
+def reset_password(ctx: CommandContext, userid: str) -> str:
+    """Give the user a new random password and mail it to their address."""
+    user = _user(ctx, userid)
+    password = secrets.token_urlsafe(9)
+    user.password_hash = hash_password(password)
+    ctx.notify(
+        Notification(
+            to=user.email,
+            kind="notice",
+            subject=f"pbmserv: new password for {user.display_id}",
+            template="mail/password_reset.txt.j2",
+            context={"userid": user.display_id, "password": password},
+        )
+    )
+    return f"a new password for {user.display_id} was mailed to {user.email}"
+
+
+def change_address(ctx: CommandContext, userid: str, address: str) -> str:
+    user = _user(ctx, userid)
+    if not ADDRESS_PATTERN.match(address):
+        raise CommandError(f'"{address}" is not a mail address like name@example.org')
+    old = user.email
+    user.email = address
+    context = {"userid": user.display_id, "old": old, "new": address}
+    for to in dict.fromkeys([old, address]):
+        ctx.notify(
+            Notification(
+                to=to,
+                kind="notice",
+                subject=f"pbmserv: address of {user.display_id} changed",
+                template="mail/address_changed.txt.j2",
+                context=context,
+            )
+        )
+    return f"{user.display_id} now gets mail at {address} (was {old})"
+
+
+# --- boards --------------------------------------------------------------------------------
+
+
+def load_any_board(ctx: CommandContext, number: str, *, for_update: bool = True) -> Board:
+    board_id = service.parse_board_number(number)
+    row = ctx.session.get(GameRow, board_id)
+    if row is None:
+        raise CommandError(f"there is no board {board_id}")
+    game = find_game(row.game)
+    if game is None:
+        raise CommandError(f"board {board_id} is a {row.game} game, which this server lacks")
+    return service.load_board(ctx, game, number, for_update=for_update)
+
+
+def list_boards(
+    ctx: CommandContext,
+    game: str | None = None,
+    status: str | None = None,
+    player: str | None = None,
+    idle_days: float | None = None,
+) -> list[dict[str, Any]]:
+    query = select(GameRow).order_by(GameRow.id)
+    if game:
+        query = query.where(GameRow.game == game.lower())
+    if status:
+        query = query.where(GameRow.status == status)
+    if player:
+        user = _user(ctx, player)
+        query = query.where(GameRow.seats.any(Seat.user_id == user.id))
+    if idle_days is not None:
+        query = query.where(GameRow.updated_at < ctx.now() - timedelta(days=idle_days))
+    rows = []
+    for row in ctx.session.scalars(query):
+        to_move = {int(s) for s in row.to_move.split(",") if s}
+        rows.append(
+            {
+                "board": row.id,
+                "game": row.game,
+                "status": row.status,
+                "players": " vs ".join(s.user.display_id for s in row.seats),
+                "to_move": ", ".join(s.user.display_id for s in row.seats if s.seat in to_move),
+                "moves": row.ply,
+                "last_activity": row.updated_at.isoformat(timespec="minutes"),
+            }
+        )
+    return rows
+
+
+def show_board(ctx: CommandContext, number: str, viewer: str = "omniscient") -> str:
+    """The board as a seat (by user id or seat number), the public, or everything sees it."""
+    board = load_any_board(ctx, number, for_update=False)
+    if viewer == "omniscient":
+        seen: int | str = OMNISCIENT
+    elif viewer == "public":
+        seen = PUBLIC
+    else:
+        seen = _seat_by_name(board, viewer)
+    header = f"{board.game.SPEC.title}, board {board.number}: " + " vs ".join(
+        board.seat_label(s.seat) for s in board.row.seats
+    )
+    status = (
+        service.result_text(board)
+        if board.finished
+        else "to move: "
+        + ", ".join(
+            board.user_at(s).display_id for s in sorted(board.game.to_move(board.state).seats)
+        )
+    )
+    diagram = board.game.render(board.state, seen)
+    return f"{header}\nMoves: {board.row.ply}; {status}\n\n{diagram.rstrip()}\n"
+
+
+def _seat_by_name(board: Board, viewer: str) -> int:
+    for seat in board.row.seats:
+        if viewer.lower() in (seat.user.userid, str(seat.seat)):
+            return seat.seat
+    raise CommandError(f'"{viewer}" is not a player or seat number of board {board.number}')
+
+
+def _tell_players(ctx: CommandContext, board: Board, event: str) -> None:
+    service.notify_board(ctx, board, event)
+
+
+def undo_last(ctx: CommandContext, number: str) -> str:
+    """Take back the last move, or reopen a board ended by resignation, forfeit or ruling."""
+    board = load_any_board(ctx, number)
+    entries = [
+        row
+        for row in service.history(ctx, board)
+        if row.kind in ("move", "resign", "forfeit", "adjudicate")
+    ]
+    if not entries:
+        raise CommandError(f"board {board.number} has no move to take back")
+    last = entries[-1]
+    if last.kind == "move":
+        moves = [row.text for row in entries if row.kind == "move"][:-1]
+        board.state = service.replay_moves(board, moves)
+        board.row.ply = len(moves)
+        board.row.state = board.game.dump(board.state)
+        taken = f"took back move {last.ply + 1} ({last.public_text or last.text})"
+    else:
+        taken = f"reopened the game ended by {last.kind} ({last.text})"
+    board.row.status = "active"
+    board.row.result = None
+    outcome = board.game.outcome(board.state)
+    if outcome is not None:  # the move taken back was not the one that ended the game
+        service.finish(board, outcome)
+    board.row.to_move = ",".join(str(s) for s in sorted(board.game.to_move(board.state).seats))
+    board.row.updated_at = ctx.now()
+    board.row.reminded_at = None
+    service.record_event(ctx, board, "undo", f"the operator {taken}")
+    _tell_players(ctx, board, f"The operator {taken}.")
+    return f"board {board.number}: {taken}"
+
+
+def adjudicate(
+    ctx: CommandContext, number: str, winner: str | None, reason: str | None = None
+) -> str:
+    """End a board by the operator's ruling: ``winner`` a player's user id, or None (draw)."""
+    board = load_any_board(ctx, number)
+    if board.finished:
+        raise CommandError(f"board {board.number} is already over: {service.result_text(board)}")
+    winners = frozenset() if winner is None else frozenset({_seat_by_name(board, winner)})
+    why = "adjudicated by the operator" + (f": {reason}" if reason else "")
+    service.finish(board, Outcome(winners=winners, reason=why))
+    board.row.updated_at = ctx.now()
+    service.record_event(ctx, board, "adjudicate", why)
+    result = service.result_text(board)
+    _tell_players(ctx, board, f"The operator ended the game: {result}.")
+    return f"board {board.number}: {result}"
+
+
+def delete_board(ctx: CommandContext, number: str) -> str:
+    board = load_any_board(ctx, number)
+    for seat in board.row.seats:
+        ctx.notify(
+            Notification(
+                to=seat.user.email,
+                kind="notice",
+                subject=f"{board.game.SPEC.name} board {board.number} was deleted",
+                template="mail/board_deleted.txt.j2",
+                context={
+                    "game": board.game.SPEC.name,
+                    "board": board.number,
+                    "players": [board.seat_label(s.seat) for s in board.row.seats],
+                },
+            )
+        )
+    ctx.session.execute(delete(MoveRow).where(MoveRow.game_id == board.row.id))
+    ctx.session.delete(board.row)
+    return f"board {board.number} deleted; its players were told"
+
+
+# --- inbox and outbox ----------------------------------------------------------------------
+
+
+def list_inbox(ctx: CommandContext, status: str | None, limit: int) -> list[dict[str, Any]]:
+    query = select(InboxMessage).order_by(InboxMessage.id.desc()).limit(limit)
+    if status:
+        query = query.where(InboxMessage.status == status)
+    return [
+        {
+            "id": row.id,
+            "received": row.received_at.isoformat(timespec="seconds"),
+            "from": row.envelope_from or "",
+            "status": row.status,
+            "attempts": row.attempts,
+            "result": (row.error or row.summary or "")[:120],
+        }
+        for row in ctx.session.scalars(query)
+    ]
+
+
+def list_outbox(ctx: CommandContext, status: str | None, limit: int) -> list[dict[str, Any]]:
+    query = select(OutboxMessage).order_by(OutboxMessage.id.desc()).limit(limit)
+    if status:
+        query = query.where(OutboxMessage.status == status)
+    return [
+        {
+            "id": row.id,
+            "created": row.created_at.isoformat(timespec="seconds"),
+            "to": row.recipient,
+            "kind": row.kind,
+            "status": row.status,
+            "attempts": row.attempts,
+            "next_attempt": row.next_attempt_at.isoformat(timespec="seconds")
+            if row.status == "pending"
+            else "",
+            "error": (row.last_error or "")[:120],
+        }
+        for row in ctx.session.scalars(query)
+    ]
+
+
+def retry_inbox(ctx: CommandContext, message_id: int | None) -> int:
+    """Put failed messages (one, or all with None) back in the queue; returns how many."""
+    query = update(InboxMessage).where(InboxMessage.status == "failed")
+    if message_id is not None:
+        query = query.where(InboxMessage.id == message_id)
+    result = ctx.session.execute(query.values(status="pending", attempts=0, error=None))
+    return int(result.rowcount or 0)
+
+
+def retry_outbox(ctx: CommandContext, message_id: int | None) -> int:
+    """Send failed mail again now (one, or all with None); returns how many."""
+    query = update(OutboxMessage).where(OutboxMessage.status == "failed")
+    if message_id is not None:
+        query = query.where(OutboxMessage.id == message_id)
+    result = ctx.session.execute(
+        query.values(status="pending", attempts=0, next_attempt_at=ctx.now(), lease_until=None)
+    )
+    return int(result.rowcount or 0)
+
+
+def purge_delivered(ctx: CommandContext, older_than_days: float) -> dict[str, int]:
+    """Delete sent mail and processed messages older than the limit (failed ones are kept)."""
+    if older_than_days < 0:
+        raise CommandError("the age must be 0 days or more")
+    cutoff: datetime = ctx.now() - timedelta(days=older_than_days)
+    outbox = ctx.session.execute(
+        delete(OutboxMessage).where(
+            OutboxMessage.status == "sent", OutboxMessage.created_at < cutoff
+        )
+    )
+    inbox = ctx.session.execute(
+        delete(InboxMessage).where(
+            InboxMessage.status.in_(("done", "ignored")), InboxMessage.received_at < cutoff
+        )
+    )
+    return {"outbox": int(outbox.rowcount or 0), "inbox": int(inbox.rowcount or 0)}

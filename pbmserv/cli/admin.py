@@ -140,7 +140,8 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
         with transaction(factory) as session:
             ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
             args.handler(args, ctx)
-            queue_notifications(session, settings, ctx.notifications, now)
+            # Mail is stamped and sent by the real clock, even when --now acts at another time.
+            queue_notifications(session, settings, ctx.notifications, utcnow())
     except CommandError as error:
         print(f"pbmserv admin: {error.problem}", file=sys.stderr)
         return EX_USAGE_ERROR

@@ -19,7 +19,15 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.db.models import GameRow, InboxMessage, MoveRow, OutboxMessage, Seat, User
+from pbmserv.db.models import (
+    GameRow,
+    InboxMessage,
+    MoveRow,
+    Observer,
+    OutboxMessage,
+    Seat,
+    User,
+)
 from pbmserv.games import find_game
 from pbmserv.games.base import OMNISCIENT, PUBLIC, Outcome
 
@@ -215,7 +223,10 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     ]
     if not entries:
         raise CommandError(f"board {board.number} has no move to take back")
+    # The entry taken back leaves the history (an "undo" entry says what it was), so the moves
+    # left always replay to the board's state.
     last = entries[-1]
+    ctx.session.delete(last)
     if last.kind == "move":
         moves = [row.text for row in entries if row.kind == "move"][:-1]
         board.state = service.replay_moves(board, moves)
@@ -271,6 +282,7 @@ def delete_board(ctx: CommandContext, number: str) -> str:
             )
         )
     ctx.session.execute(delete(MoveRow).where(MoveRow.game_id == board.row.id))
+    ctx.session.execute(delete(Observer).where(Observer.game_id == board.row.id))
     ctx.session.delete(board.row)
     return f"board {board.number} deleted; its players were told"
 

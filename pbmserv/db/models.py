@@ -71,7 +71,10 @@ class GameRow(Base):
     reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     seats: Mapped[list[Seat]] = relationship(
-        back_populates="game_row", order_by="Seat.seat", lazy="selectin"
+        back_populates="game_row",
+        order_by="Seat.seat",
+        lazy="selectin",
+        cascade="all, delete-orphan",
     )
 
     __table_args__ = (Index("ix_games_status_updated", "status", "updated_at"),)

@@ -3,12 +3,8 @@ on one board, and a server killed in the middle of its work."""
 
 from __future__ import annotations
 
-import email
-import email.policy
-import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -22,41 +18,17 @@ from pbmserv.core.dispatch import dispatch_line
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.migrate import head_revision
 from pbmserv.db.models import InboxMessage, MoveRow, OutboxMessage
+from tests.e2e.processes import (
+    PBMSERV,
+    environment,
+    run_pbmserv,
+    seed_game,
+    spool_messages,
+    start_serve,
+)
 from tests.support import free_port, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db
-
-PBMSERV = [sys.executable, "-m", "pbmserv"]
-
-
-def run_pbmserv(
-    args: list[str], env: dict[str, str], stdin: bytes = b""
-) -> subprocess.CompletedProcess:
-    return subprocess.run([*PBMSERV, *args], input=stdin, env=env, capture_output=True, timeout=120)
-
-
-def environment(db_url: str, spool: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update({"PBMSERV_DB": db_url, "PBMSERV_SPOOL": str(spool), **extra})
-    env.pop("PBMSERV_RELAY", None)
-    return env
-
-
-def spool_messages(spool: Path) -> list[email.message.EmailMessage]:
-    files = sorted((spool / "new").glob("*.eml")) if (spool / "new").exists() else []
-    return [email.message_from_bytes(f.read_bytes(), policy=email.policy.default) for f in files]
-
-
-def seed_game(engine) -> None:  # type: ignore[no-untyped-def]
-    """alice and bob with a 5x5 Chameleon board 1, alice to move."""
-    factory = session_factory(engine)
-    for line, sender in (
-        ("signup alice secret1", "alice@example.org"),
-        ("signup bob hunter22", "bob@example.org"),
-        ("chameleon challenge -size=5 alice bob", "alice@example.org"),
-    ):
-        with transaction(factory) as session:
-            assert dispatch_line(CommandContext(session, Settings(), sender), line).ok
 
 
 def test_serve_refuses_a_database_not_at_head(tmp_path: Path) -> None:
@@ -169,20 +141,10 @@ def test_killed_server_answers_every_accepted_message_exactly_once(  # type: ign
         PBMSERV_DELIVERY_LEASE_SECONDS="3",
     )
 
-    # A pipe nobody reads would fill up with log lines and block the server.
-    log = open(tmp_path / "serve.log", "ab")  # noqa: SIM115 - closed after the last start
+    log_path = tmp_path / "serve.log"
 
     def start() -> subprocess.Popen:
-        proc = subprocess.Popen([*PBMSERV, "serve"], env=env, stderr=log)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                with __import__("socket").create_connection(("127.0.0.1", port), timeout=1):
-                    return proc
-            except OSError:
-                time.sleep(0.05)
-        proc.kill()
-        raise AssertionError((tmp_path / "serve.log").read_text())
+        return start_serve(env, port, log_path)
 
     server = start()
     sent = []
@@ -204,7 +166,6 @@ def test_killed_server_answers_every_accepted_message_exactly_once(  # type: ign
     finally:
         server.send_signal(signal.SIGTERM)
         assert server.wait(20) == 0
-        log.close()
     replies = [m["In-Reply-To"] for m in spool_messages(spool)]
     assert sorted(replies) == sorted(sent)  # every message answered, none twice
     with engine.connect() as conn:

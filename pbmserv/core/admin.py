@@ -239,7 +239,7 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     board.row.result = None
     outcome = board.game.outcome(board.state)
     if outcome is not None:  # the move taken back was not the one that ended the game
-        service.finish(board, outcome)
+        service.conclude(ctx, board, outcome)
     board.row.to_move = ",".join(str(s) for s in sorted(board.game.to_move(board.state).seats))
     board.row.updated_at = ctx.now()
     board.row.reminded_at = None
@@ -257,7 +257,7 @@ def adjudicate(
         raise CommandError(f"board {board.number} is already over: {service.result_text(board)}")
     winners = frozenset() if winner is None else frozenset({_seat_by_name(board, winner)})
     why = "adjudicated by the operator" + (f": {reason}" if reason else "")
-    service.finish(board, Outcome(winners=winners, reason=why))
+    service.conclude(ctx, board, Outcome(winners=winners, reason=why))
     board.row.updated_at = ctx.now()
     service.record_event(ctx, board, "adjudicate", why)
     result = service.result_text(board)

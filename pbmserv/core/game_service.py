@@ -139,7 +139,7 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
     _store_progress(board)
     outcome = board.game.outcome(new_state)
     if outcome is not None:
-        finish(board, outcome)
+        conclude(ctx, board, outcome)
     return Played(canonical, public)
 
 
@@ -191,7 +191,16 @@ def record_event(
     )
 
 
+def conclude(ctx: CommandContext, board: Board, outcome: Outcome) -> None:
+    """End the board with ``outcome`` and let whatever depends on it know (its tournament)."""
+    finish(board, outcome)
+    from pbmserv.core.tournament_service import board_finished  # it builds on this module
+
+    board_finished(ctx, board)
+
+
 def finish(board: Board, outcome: Outcome) -> None:
+    """Store ``outcome`` on the board; use :func:`conclude` unless reopening is not final."""
     board.row.status = "finished"
     board.row.to_move = ""
     board.row.result = {
@@ -206,7 +215,7 @@ def resign(ctx: CommandContext, board: Board, seat: int) -> None:
         raise CommandError(f"board {board.number} is already over: {result_text(board)}")
     record_event(ctx, board, "resign", "resigns", seat)
     others = frozenset(s.seat for s in board.row.seats if s.seat != seat)
-    finish(board, Outcome(winners=others, reason=f"{board.seat_label(seat)} resigned"))
+    conclude(ctx, board, Outcome(winners=others, reason=f"{board.seat_label(seat)} resigned"))
     board.row.updated_at = ctx.now()
 
 

@@ -74,7 +74,7 @@ def _forfeit(ctx: CommandContext, board: Board, days: float) -> None:
     names = ", ".join(board.seat_label(s) for s in idle)
     winners = frozenset(s.seat for s in board.row.seats if s.seat not in idle)
     reason = f"forfeited: {names} made no move in {days:g} days"
-    service.finish(board, Outcome(winners=winners, reason=reason))
+    service.conclude(ctx, board, Outcome(winners=winners, reason=reason))
     board.row.updated_at = ctx.now()
     service.record_event(ctx, board, "forfeit", reason)
     service.notify_board(ctx, board, f"The board was {reason}.")

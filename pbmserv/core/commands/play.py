@@ -84,8 +84,8 @@ def _play_and_report(
     seat: int,
     text: str,
 ) -> Section:
+    mover = board.seat_label(seat)  # the role the mover plays this move in (roles may change)
     played = service.play(ctx, board, seat, text)
-    mover = board.seat_label(seat)
     service.notify_board(
         ctx,
         board,
@@ -188,7 +188,8 @@ def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
         {
             "number": row.ply + 1,
             "kind": row.kind,
-            "player": board.seat_label(row.seat) if row.seat is not None else "",
+            # The user alone: a role (Vert, Order...) may have changed since the move.
+            "player": board.user_at(row.seat).display_id if row.seat is not None else "",
             # A hidden move shows its public text until the game is over.
             "text": row.text if board.finished else (row.public_text or row.text),
         }

@@ -47,12 +47,13 @@ def test_a_piped_message_is_answered_exactly_as_over_smtp(  # type: ignore[no-un
         piped = as_postfix_pipes_it(make_mail("alice@example.org", line))
         result = run_pbmserv(["mail", "-f", "alice@example.org"], env, piped)
         assert result.returncode == 0, result.stderr
-    spooled = spool_messages(tmp_path / "spool")
-    assert [body(m).strip() for m in spooled[:2]] == over_smtp
+    spooled = spool_messages(tmp_path / "spool")  # in file-name order, not sending order
+    replies = {m["Subject"]: body(m).strip() for m in spooled if m["In-Reply-To"]}
+    assert [replies[f"Re: {line}"] for line in lines[:2]] == over_smtp
     # The challenge made board 1 and mailed both players; status then lists it.
     board_mail = {m["To"] for m in spooled if m["Subject"].startswith("chameleon board 1")}
     assert board_mail == {"alice@example.org", "bob@example.org"}
-    assert "1 against bob: your move" in body(spooled[-1])
+    assert "1 against bob: your move" in replies["Re: status alice"]
 
 
 def test_two_servers_on_one_postgres_database_share_the_load(  # type: ignore[no-untyped-def]

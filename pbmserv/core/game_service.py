@@ -16,7 +16,7 @@ from sqlalchemy import select
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User
-from pbmserv.games.base import PUBLIC, Game, MoveError, Outcome, State, move_rng
+from pbmserv.games.base import OMNISCIENT, PUBLIC, Game, MoveError, Outcome, State, move_rng
 
 
 def new_game_rng(seed: int) -> random.Random:
@@ -296,7 +296,10 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
     game = board.game
     turn = game.to_move(board.state)
     spec = game.SPEC
-    viewer = seat if seat is not None else PUBLIC
+    viewer: int | str = seat if seat is not None else PUBLIC
+    if board.finished and spec.hidden_information:
+        # However the game ended (even by resignation or a ruling), nothing is secret any more.
+        viewer = OMNISCIENT
     your_turn = seat is not None and seat in turn.seats and not board.finished
     verb = next((v for v in spec.verbs if v.name == turn.stage), None)
     return {

@@ -89,3 +89,13 @@ def test_history_exports_a_record_format(toy: Client) -> None:
     assert plain.ok
     none = toy.run("chameleon history 2 pgn")
     assert not none.ok and "formats: none" in none.text
+
+
+def test_a_hidden_game_ended_by_resignation_shows_everything(toy: Client) -> None:
+    toy.run("secretpick move 1 alice secret1 pick red")
+    assert "Hidden colour: ?" in mails(toy)["bob@example.org"]
+    assert toy.run("secretpick resign 1 bob hunter22", sender="bob@example.org").ok
+    sent = mails(toy)
+    assert "Hidden colour: red" in sent["bob@example.org"]
+    observer = toy.run("secretpick board 1", sender="carol@example.org")
+    assert "Hidden colour: red" in observer.text

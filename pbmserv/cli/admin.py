@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pbmserv.cli import tables
+from pbmserv.cli.admin_tournaments import add_tournament_parser
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
 from pbmserv.core.context import CommandContext, utcnow
@@ -122,6 +123,7 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:  # type: ign
         groups, "maintain", _maintain, "remind idle boards' players, forfeit abandoned boards"
     )
     p.add_argument("--now", type=_when, help="act as if it were this time (ISO; for tests)")
+    add_tournament_parser(groups, action)
 
 
 def run_admin(args: argparse.Namespace, settings: Settings) -> int:

@@ -216,6 +216,11 @@ def _tell_players(ctx: CommandContext, board: Board, event: str) -> None:
 def undo_last(ctx: CommandContext, number: str) -> str:
     """Take back the last move, or reopen a board ended by resignation, forfeit or ruling."""
     board = load_any_board(ctx, number)
+    if board.finished and board.row.match_id is not None:
+        raise CommandError(
+            f"board {board.number} is a finished tournament game whose result its tournament "
+            "has counted; it cannot be reopened"
+        )
     entries = [
         row
         for row in service.history(ctx, board)
@@ -267,6 +272,11 @@ def adjudicate(
 
 def delete_board(ctx: CommandContext, number: str) -> str:
     board = load_any_board(ctx, number)
+    if board.row.match_id is not None:
+        raise CommandError(
+            f"board {board.number} is a tournament game: adjudicate it instead, so that its "
+            "match can finish"
+        )
     for seat in board.row.seats:
         ctx.notify(
             Notification(

@@ -9,6 +9,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -69,6 +70,10 @@ class GameRow(Base):
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the idle players were last reminded (maintenance); None: not since the last move.
     reminded_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The tournament match this board is a game of (None: a board of its own).
+    match_id: Mapped[int | None] = mapped_column(
+        ForeignKey("matches.id"), nullable=True, index=True
+    )
 
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game_row",
@@ -171,3 +176,77 @@ class OutboxMessage(Base):
     sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (Index("ix_outbox_status_next", "status", "next_attempt_at"),)
+
+
+class Tournament(Base):
+    """A tournament (SPEC section 5): its format, listed games and parameters, and progress.
+
+    ``games`` lists ``{"label", "name", "options"}`` in the listed order; ``params`` holds the
+    rounds, games per match, repechage and the poly-ludic parameters. Everything else (pairings,
+    standings, the bracket) is rebuilt from the entries and matches whenever it is needed.
+    """
+
+    __tablename__ = "tournaments"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(40), unique=True)
+    format: Mapped[str] = mapped_column(String(24))
+    games: Mapped[list] = mapped_column(JSON)
+    params: Mapped[dict] = mapped_column(JSON)
+    # draft | open | running | finished
+    status: Mapped[str] = mapped_column(String(16), default="draft")
+    round: Mapped[int] = mapped_column(Integer, default=0)  # the round being played
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class Entry(Base):
+    """A player entered in a tournament."""
+
+    __tablename__ = "entries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    seed: Mapped[int] = mapped_column(Integer)  # 1 is the best seed (entry order)
+    withdrawn: Mapped[bool] = mapped_column(Boolean, default=False)
+    #: Poly-ludic tournaments: the player's PG per game label (None until the start).
+    playability: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    joined_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    user: Mapped[User] = relationship(lazy="joined")
+
+    __table_args__ = (
+        UniqueConstraint("tournament_id", "user_id", name="uq_entries_tournament_user"),
+    )
+
+
+class Match(Base):
+    """One match of a tournament round: one or more boards between two players, or a bye.
+
+    ``game`` is the label of the listed game played (None while the chooser has not chosen);
+    ``points`` are the match points of ``first`` (1, 1/2 or 0) once the match is done.
+    """
+
+    __tablename__ = "matches"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tournament_id: Mapped[int] = mapped_column(ForeignKey("tournaments.id", ondelete="CASCADE"))
+    round: Mapped[int] = mapped_column(Integer)
+    bracket: Mapped[str] = mapped_column(String(16), default="")  # main | consolation | final
+    first_id: Mapped[int] = mapped_column(ForeignKey("users.id"))
+    #: None: ``first`` has a bye this round.
+    second_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    game: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    games: Mapped[int] = mapped_column(Integer, default=1)  # planned games, deciders apart
+    # choosing | playing | done
+    status: Mapped[str] = mapped_column(String(16))
+    points: Mapped[float | None] = mapped_column(Float, nullable=True)
+    winner_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    first: Mapped[User] = relationship(foreign_keys=[first_id], lazy="joined")
+    second: Mapped[User | None] = relationship(foreign_keys=[second_id], lazy="joined")
+
+    __table_args__ = (Index("ix_matches_tournament_round", "tournament_id", "round"),)

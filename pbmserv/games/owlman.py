@@ -1,0 +1,374 @@
+"""Owlman (Andrew Perkis, 2010), SPEC 4.1, with the nightfall and classic rule sets.
+
+Seat 0 is White (Doc, a king, on h1, and 12 helpers), seat 1 is Owlman (on a8). Only the
+light squares (file + rank odd, a = 1) are used; the dark ones are trees. Every piece steps one
+square diagonally; Owlman may instead swoop like a camel (3 + 1) over anything onto an empty
+square. White never moves onto h1 (Doc starts there, and once he has left it is closed to
+White). Owlman captures:
+
+- Doc, by moving onto h1 (step or swoop) while Doc is still there;
+- a helper, after a step only: the first piece further along the step's diagonal, at any
+  distance with only empty squares between (the SPEC's ruling), if it is a helper;
+- any helper, by the compulsory super swoop from h1 onto its square.
+
+White wins with Doc on a8 and a helper on b7, or when Owlman cannot move; Owlman wins by
+capturing Doc or every helper. Nightfall (default): Owlman also wins if White has not won after
+White's 49th move. Classic: no limit, but in a position (Owlman to move) that occurred before,
+Owlman may not play a move he already played there (the SPEC's ruling of White's demand).
+Our ruling for a case the rules never mention: if White cannot move, Owlman wins.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, replace
+from typing import Any, NamedTuple
+
+from pbmserv.games.base import (
+    Game,
+    GameSpec,
+    IllegalMoveError,
+    InvalidMoveError,
+    OptionSpec,
+    Outcome,
+    StateError,
+    Turn,
+    Viewer,
+)
+
+WHITE, OWLMAN = 0, 1
+DOC, HELPER, OWL, EMPTY = "K", "H", "O", "."
+NIGHTFALL, CLASSIC = "nightfall", "classic"
+NIGHTFALL_MOVES = 49
+FILES = "abcdefgh"
+DIAGONALS = ((1, 1), (1, -1), (-1, 1), (-1, -1))
+CAMEL = ((1, 3), (1, -3), (-1, 3), (-1, -3), (3, 1), (3, -1), (-3, 1), (-3, -1))
+H1, A8, B7 = 7, 56, 49
+START_HELPERS = ("d1", "f1", "e2", "g2", "d3", "f3", "h3", "e4", "g4", "d5", "f5", "h5")
+
+
+def index(name: str) -> int:
+    return (int(name[1]) - 1) * 8 + FILES.index(name[0])
+
+
+def name(square: int) -> str:
+    return f"{FILES[square % 8]}{square // 8 + 1}"
+
+
+def is_light(square: int) -> bool:
+    return (square % 8 + 1 + square // 8 + 1) % 2 == 1
+
+
+def _shift(square: int, df: int, dr: int) -> int | None:
+    f, r = square % 8 + df, square // 8 + dr
+    return r * 8 + f if 0 <= f < 8 and 0 <= r < 8 else None
+
+
+def _start_cells() -> str:
+    cells = [EMPTY] * 64
+    for helper in START_HELPERS:
+        cells[index(helper)] = HELPER
+    cells[H1], cells[A8] = DOC, OWL
+    return "".join(cells)
+
+
+class OwlMove(NamedTuple):
+    src: int
+    dst: int
+    capture: int | None  # the square whose piece is taken (h1 for Doc), or None
+
+
+@dataclass(frozen=True)
+class OwlmanState:
+    cells: str
+    variant: str = NIGHTFALL
+    ply: int = 0
+    last_move: str | None = None
+    winner: int | None = None
+    reason: str = ""
+    #: Classic only: "position|move" pairs Owlman has played (position with Owlman to move).
+    played: frozenset[str] = frozenset()
+
+    @property
+    def to_move(self) -> int:
+        return self.ply % 2
+
+    @property
+    def white_moves(self) -> int:
+        return (self.ply + 1) // 2
+
+
+# --- move generation -------------------------------------------------------------------------
+
+
+def _helper_capture(cells: str, src: int, dst: int) -> int | None:
+    """The helper a step from ``src`` to ``dst`` scares away, if any."""
+    df, dr = dst % 8 - src % 8, dst // 8 - src // 8
+    square = _shift(dst, df, dr)
+    while square is not None:
+        piece = cells[square]
+        if piece == HELPER:
+            return square
+        if piece != EMPTY:
+            return None
+        square = _shift(square, df, dr)
+    return None
+
+
+def owlman_moves(cells: str) -> Iterator[OwlMove]:
+    """Every move of Owlman's, before the classic repetition rule."""
+    src = cells.index(OWL)
+    if src == H1:  # the compulsory super swoop
+        for square, piece in enumerate(cells):
+            if piece == HELPER:
+                yield OwlMove(src, square, square)
+        return
+    for df, dr in DIAGONALS:
+        dst = _shift(src, df, dr)
+        if dst is not None and (cells[dst] == EMPTY or (dst == H1 and cells[dst] == DOC)):
+            capture = H1 if cells[dst] == DOC else _helper_capture(cells, src, dst)
+            yield OwlMove(src, dst, capture)
+    for df, dr in CAMEL:
+        dst = _shift(src, df, dr)
+        if dst is not None and (cells[dst] == EMPTY or (dst == H1 and cells[dst] == DOC)):
+            yield OwlMove(src, dst, H1 if cells[dst] == DOC else None)
+
+
+def white_moves(cells: str) -> Iterator[OwlMove]:
+    for src, piece in enumerate(cells):
+        if piece in (DOC, HELPER):
+            for df, dr in DIAGONALS:
+                dst = _shift(src, df, dr)
+                if dst is not None and dst != H1 and cells[dst] == EMPTY:
+                    yield OwlMove(src, dst, None)
+
+
+def _moved(cells: str, move: OwlMove) -> str:
+    chars = list(cells)
+    if move.capture is not None:
+        chars[move.capture] = EMPTY
+    chars[move.dst], chars[move.src] = chars[move.src], EMPTY
+    return "".join(chars)
+
+
+def _text(move: OwlMove) -> str:
+    capture = f"(x{name(move.capture)})" if move.capture is not None else ""
+    return f"{name(move.src)}-{name(move.dst)}{capture}"
+
+
+_MOVE = re.compile(
+    r"([a-h][1-8])\s*[-x]?\s*([a-h][1-8])\s*(?:\(\s*x\s*([a-h][1-8])\s*\)|x([a-h][1-8]))?"
+)
+
+
+class Owlman(Game):
+    """Owlman; seat 0 White (Doc and helpers, moves first), seat 1 Owlman."""
+
+    SPEC = GameSpec(
+        name="owlman",
+        title="Owlman",
+        seat_names=("White", "Owlman"),
+        options=(
+            OptionSpec(
+                name="variant",
+                type=str,
+                default=NIGHTFALL,
+                help="nightfall: Owlman wins if White has not won after 49 moves; "
+                "classic: no limit, Owlman may not repeat a move in a repeated position",
+                choices=(NIGHTFALL, CLASSIC),
+            ),
+        ),
+    )
+
+    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> OwlmanState:
+        return OwlmanState(cells=_start_cells(), variant=str(options.get("variant", NIGHTFALL)))
+
+    def to_move(self, state: OwlmanState) -> Turn:
+        if state.winner is not None:
+            return Turn(frozenset())
+        seat = state.to_move
+        if seat == WHITE:
+            prompt = "move Doc or a helper one square diagonally (like d3-c4)"
+        elif state.cells[H1] == OWL:
+            prompt = "super swoop from h1 onto a helper (like h1xa6)"
+        else:
+            prompt = "step (like a8-b7) or swoop (like a8-b5)"
+        return Turn(frozenset({seat}), "move", {seat: prompt})
+
+    def legal_moves(self, state: OwlmanState, seat: int) -> list[OwlMove]:
+        if seat not in self.to_move(state).seats:
+            return []
+        if seat == WHITE:
+            return list(white_moves(state.cells))
+        return [m for m in owlman_moves(state.cells) if not _repeats(state, m)]
+
+    # --- reading and writing moves --------------------------------------------------------------
+
+    def parse_move(self, state: OwlmanState, seat: int, text: str) -> OwlMove:
+        match = _MOVE.fullmatch(text.strip().lower())
+        if not match:
+            raise InvalidMoveError(
+                f'"{text}" is not an Owlman move: write two squares like d3-c4, d3c4 or d3 c4 '
+                "(a capture may be added: a8-b7(xd5))"
+            )
+        if seat not in self.to_move(state).seats:
+            raise IllegalMoveError(f'"{text}": it is not your turn')
+        src, dst = index(match[1]), index(match[2])
+        written = match[3] or match[4]
+        move = self._find(state, seat, src, dst, text)
+        if written is not None and index(written) != move.capture:
+            happens = (
+                f"captures {name(move.capture)}"
+                if move.capture is not None
+                else ("captures nothing")
+            )
+            raise IllegalMoveError(f'"{text}": {name(src)}-{name(dst)} {happens}, not {written}')
+        return move
+
+    def _find(self, state: OwlmanState, seat: int, src: int, dst: int, text: str) -> OwlMove:
+        cells = state.cells
+        for square in (src, dst):
+            if not is_light(square):
+                raise IllegalMoveError(
+                    f'"{text}": {name(square)} is a dark square (a tree); pieces stand only on '
+                    "light squares"
+                )
+        piece = cells[src]
+        if seat == WHITE and piece not in (DOC, HELPER):
+            raise IllegalMoveError(f'"{text}": there is no piece of White\'s on {name(src)}')
+        if seat == OWLMAN and piece != OWL:
+            raise IllegalMoveError(f'"{text}": Owlman is on {name(cells.index(OWL))}')
+        moves = white_moves(cells) if seat == WHITE else owlman_moves(cells)
+        for move in moves:
+            if (move.src, move.dst) == (src, dst):
+                if seat == OWLMAN and _repeats(state, move):
+                    raise IllegalMoveError(
+                        f'"{text}": this position has occurred before and Owlman played '
+                        f"{_text(move)} in it then; White demands that he vary"
+                    )
+                return move
+        raise IllegalMoveError(f'"{text}": {self._why_not(cells, seat, src, dst)}')
+
+    def _why_not(self, cells: str, seat: int, src: int, dst: int) -> str:
+        if seat == OWLMAN and src == H1:
+            return "from h1 Owlman must super swoop onto a helper's square"
+        if seat == WHITE and dst == H1:
+            return "h1 is closed to White once Doc has left it"
+        if cells[dst] != EMPTY:
+            return f"{name(dst)} is taken"
+        if seat == WHITE:
+            return "Doc and the helpers step one square diagonally"
+        return "Owlman steps one square diagonally or swoops 3 + 1 squares (like a camel)"
+
+    def format_move(self, state: OwlmanState, move: OwlMove) -> str:
+        return _text(move)
+
+    # --- playing ---------------------------------------------------------------------------------
+
+    def apply(self, state: OwlmanState, move: OwlMove, rng: random.Random) -> OwlmanState:
+        played = state.played
+        if state.variant == CLASSIC and state.to_move == OWLMAN:
+            played = played | {f"{state.cells}|{_text(move)}"}
+        after = replace(
+            state,
+            cells=_moved(state.cells, move),
+            ply=state.ply + 1,
+            last_move=_text(move),
+            played=played,
+        )
+        return self._judge(after)
+
+    def _judge(self, state: OwlmanState) -> OwlmanState:
+        cells = state.cells
+        if DOC not in cells:
+            return replace(state, winner=OWLMAN, reason="Owlman captured Doc on h1")
+        if HELPER not in cells:
+            return replace(state, winner=OWLMAN, reason="Owlman scared away every helper")
+        if cells[A8] == DOC and cells[B7] == HELPER:
+            return replace(state, winner=WHITE, reason="Doc and a helper reached the lair")
+        if state.to_move == OWLMAN and not self.legal_moves(state, OWLMAN):
+            return replace(state, winner=WHITE, reason="Owlman is trapped")
+        if state.variant == NIGHTFALL and state.ply >= 2 * NIGHTFALL_MOVES - 1:
+            return replace(
+                state,
+                winner=OWLMAN,
+                reason=f"night fell: White did not win within {NIGHTFALL_MOVES} moves",
+            )
+        if state.to_move == WHITE and next(white_moves(cells), None) is None:
+            return replace(state, winner=OWLMAN, reason="White cannot move")
+        return state
+
+    def outcome(self, state: OwlmanState) -> Outcome | None:
+        if state.winner is None:
+            return None
+        return Outcome(frozenset({state.winner}), state.reason)
+
+    # --- the diagram -----------------------------------------------------------------------------
+
+    def render(self, state: OwlmanState, viewer: Viewer) -> str:
+        letters = "      " + " ".join(FILES)
+        lines = [letters]
+        for rank in range(8, 0, -1):
+            row = []
+            for f in range(8):
+                square = (rank - 1) * 8 + f
+                row.append(state.cells[square] if is_light(square) else "#")
+            lines.append(f"   {rank}  {' '.join(row)}   {rank}")
+        lines += [letters, "", "K Doc   H helper   O Owlman   . open square   # tree"]
+        helpers = state.cells.count(HELPER)
+        lines.append(f"Helpers left: {helpers} of 12.")
+        if state.variant == NIGHTFALL and state.winner is None:
+            left = NIGHTFALL_MOVES - state.white_moves
+            lines.append(f"Nightfall: White has {left} move(s) left to win.")
+        elif state.variant == CLASSIC:
+            lines.append("Classic rules: Owlman may not repeat a move in a repeated position.")
+        return "\n".join(lines) + "\n"
+
+    def move_number(self, state: OwlmanState) -> int:
+        return state.ply
+
+    # --- storage ---------------------------------------------------------------------------------
+
+    def dump(self, state: OwlmanState) -> dict[str, Any]:
+        return {
+            "version": self.STATE_VERSION,
+            "cells": state.cells,
+            "variant": state.variant,
+            "ply": state.ply,
+            "last_move": state.last_move,
+            "winner": state.winner,
+            "reason": state.reason,
+            "played": sorted(state.played),
+        }
+
+    def load(self, data: Mapping[str, Any]) -> OwlmanState:
+        self._check_version(data)
+        cells = data.get("cells")
+        if not isinstance(cells, str) or len(cells) != 64 or set(cells) - {DOC, HELPER, OWL, EMPTY}:
+            raise StateError("owlman: cells must be 64 of K, H, O and .")
+        if cells.count(OWL) != 1 or cells.count(DOC) > 1 or cells.count(HELPER) > 12:
+            raise StateError("owlman: one Owlman, at most one Doc and 12 helpers")
+        if any(p != EMPTY and not is_light(i) for i, p in enumerate(cells)):
+            raise StateError("owlman: a piece stands on a tree")
+        variant, ply, winner = data.get("variant"), data.get("ply"), data.get("winner")
+        if variant not in (NIGHTFALL, CLASSIC) or not isinstance(ply, int) or ply < 0:
+            raise StateError("owlman: bad variant or ply")
+        if winner not in (None, WHITE, OWLMAN) or not isinstance(data.get("reason"), str):
+            raise StateError("owlman: bad result")
+        played = data.get("played")
+        if not isinstance(played, list) or not all(isinstance(p, str) for p in played):
+            raise StateError("owlman: bad record of repeated positions")
+        last = data.get("last_move")
+        if last is not None and not isinstance(last, str):
+            raise StateError("owlman: bad last move")
+        return OwlmanState(cells, variant, ply, last, winner, data["reason"], frozenset(played))
+
+
+def _repeats(state: OwlmanState, move: OwlMove) -> bool:
+    """Classic: Owlman already played ``move`` in this very position."""
+    return state.variant == CLASSIC and f"{state.cells}|{_text(move)}" in state.played
+
+
+GAME = Owlman()

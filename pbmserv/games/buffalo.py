@@ -7,11 +7,21 @@ queen without jumping or capturing; the chief moves like a king and captures a b
 moving onto it; neither ever crosses a river (rows 2-6 only). Black wins when a buffalo reaches
 row 1, or when White cannot move; White wins when Black cannot move.
 
-Rebel Buffalo (the SPEC's ruling): after a buffalo's move, every dog standing between two
-buffalo on opposite orthogonal sides (left and right, or above and below, each directly next
-to it) goes back to row 2: to the squares the move names with ``dog:SQUARE`` (one per enclosed
-dog, given to the dogs in board order: by column, then row), else to the empty row-2 square
-nearest the dog's column (the lower column on a tie).
+Rebel Buffalo (the SPEC's ruling, with the points this module decides):
+
+- After every buffalo move, every dog on the board that stands between two buffalo directly
+  next to it on opposite orthogonal sides (left and right, or above and below) is enclosed,
+  whichever buffalo moved: a dog that walked in between two buffalo is safe on its own move and
+  goes home after Black's next move. A diagonal flank does not count.
+- All enclosed dogs are lifted together, then put on row 2: first to the squares the move
+  names, ``dog:b2`` (given to the enclosed dogs in board order: by column, then row) or
+  ``dog:d5>b2`` (naming the dog); then the others, those already on row 2 first and then in
+  board order, each to the empty row-2 square nearest its column (the lower column on a tie),
+  so a dog enclosed on row 2 stays where it is unless the move names another square.
+- If row 2 has fewer empty squares than there are enclosed dogs, no ``dog:`` may be named and
+  the dogs that find no room stay where they are.
+- The canonical text records every placement made (``e6-e5 dog:d2``; with several dogs
+  ``e6-e5 dog:d5>d2 dog:f5>f2``) so a replay is exact.
 """
 
 from __future__ import annotations
@@ -28,6 +38,7 @@ from pbmserv.games.base import (
     GameSpec,
     IllegalMoveError,
     InvalidMoveError,
+    OptionError,
     OptionSpec,
     Outcome,
     StateError,
@@ -38,6 +49,7 @@ from pbmserv.games.base import (
 COLS, ROWS = 11, 7
 LETTERS = "abcdefghijk"
 BLACK, WHITE = 0, 1
+ROLES = ("Black", "White")
 BUFFALO, DOG, CHIEF, EMPTY = "B", "D", "C", "."
 STANDARD, REBEL = "standard", "rebel"
 KING_STEPS = tuple((dc, dr) for dc in (-1, 0, 1) for dr in (-1, 0, 1) if dc or dr)
@@ -47,14 +59,26 @@ START = (
     + EMPTY * COLS * 4  # rows 3-6
     + BUFFALO * COLS  # row 7
 )
+_PIECE_NAMES = {BUFFALO: "a buffalo", DOG: "a dog", CHIEF: "the chief"}
+_SYNTAX = (
+    "write the square a piece leaves and the square it reaches, like e7-e6 or f2xf3, "
+    "or a buffalo's target alone, like e6"
+)
+# A square as players write it; checked against the board afterwards for a polite message.
+_SQ = r"([a-z])\s*(\d{1,2})"
+_MAIN_RE = re.compile(rf"{_SQ}(?:\s*(?:-|x|:|to)?\s*{_SQ})?")
+_DOG_RE = re.compile(rf"dog\s*[:=]?\s*(?:{_SQ}\s*(?:>|->|-|to)\s*)?{_SQ}")
+_DOG_WORD = re.compile(r"\bdog\b")
+_LAST_RE = re.compile(r"[a-k][1-7][-x][a-k][1-7](?: dog:(?:[a-k][1-7]>)?[a-k]2)*")
 
 
 def square(col: int, row: int) -> int:
-    """Index of (col 0-10, row 1-7) in the cells string."""
+    """Index of (column 0-10, row 1-7) in a state's ``cells`` string."""
     return (row - 1) * COLS + col
 
 
 def name(index: int) -> str:
+    """The square's name, like ``e7``."""
     return f"{LETTERS[index % COLS]}{index // COLS + 1}"
 
 
@@ -63,16 +87,18 @@ def _col_row(index: int) -> tuple[int, int]:
 
 
 class BuffaloMove(NamedTuple):
-    """A move from one square to another; ``placements``: where enclosed dogs go (rebel),
-    one target per enclosed dog in board order."""
+    """A piece's move from ``src`` to ``dst``; ``placements`` are the (dog, row-2 square)
+    pairs of the enclosed dogs sent home by it (Rebel Buffalo), in board order of the dogs."""
 
     src: int
     dst: int
-    placements: tuple[int, ...] = ()
+    placements: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
 class BuffaloState:
+    """A position: ``cells`` holds 77 of B, D, C and ``.``, row 1 first, a-k in each row."""
+
     cells: str = START
     variant: str = STANDARD
     ply: int = 0
@@ -82,7 +108,20 @@ class BuffaloState:
 
     @property
     def to_move(self) -> int:
+        """The seat whose turn it is (Black on even plies)."""
         return self.ply % 2
+
+
+def position(
+    pieces: Mapping[str, str], to_move: int = BLACK, variant: str = STANDARD
+) -> BuffaloState:
+    """A hand-built position: ``pieces`` maps squares (``"e5"``) to B, D or C; the result is
+    judged at once, so a position where the side to move is stuck reports its outcome."""
+    cells = [EMPTY] * (COLS * ROWS)
+    for where, piece in pieces.items():
+        cells[square(LETTERS.index(where[0]), int(where[1:]))] = piece
+    state = BuffaloState(cells="".join(cells), variant=variant, ply=to_move)
+    return _judge(state)
 
 
 # --- the rules -------------------------------------------------------------------------------
@@ -98,23 +137,18 @@ def _white_targets(cells: str, src: int) -> Iterator[int]:
     piece = cells[src]
     for dc, dr in KING_STEPS:
         c, r = col + dc, row + dr
-        while _inside(c, r) and 2 <= r <= 6:
+        while 0 <= c < COLS and 2 <= r <= 6:
             target = cells[square(c, r)]
-            if target == EMPTY:
+            if target == EMPTY or (piece == CHIEF and target == BUFFALO):
                 yield square(c, r)
-            elif piece == CHIEF and target == BUFFALO:
-                yield square(c, r)
-                break
-            else:
-                break
-            if piece == CHIEF:
+            if target != EMPTY or piece == CHIEF:
                 break
             c, r = c + dc, r + dr
 
 
 def _buffalo_moves(cells: str) -> Iterator[tuple[int, int]]:
-    for src, piece in enumerate(cells):
-        if piece == BUFFALO and src >= COLS and cells[src - COLS] == EMPTY:
+    for src in range(COLS, COLS * ROWS):
+        if cells[src] == BUFFALO and cells[src - COLS] == EMPTY:
             yield src, src - COLS
 
 
@@ -132,7 +166,8 @@ def _moved(cells: str, src: int, dst: int) -> str:
 
 
 def enclosed_dogs(cells: str) -> list[int]:
-    """Dogs between two buffalo on opposite orthogonal sides, in board order (column, row)."""
+    """Dogs with buffalo directly on both sides, left and right or above and below, in board
+    order (by column, then row)."""
     found = []
     for index, piece in enumerate(cells):
         if piece != DOG:
@@ -153,32 +188,102 @@ def enclosed_dogs(cells: str) -> list[int]:
     return sorted(found, key=_col_row)
 
 
-def default_home(cells: str, dog: int) -> int | None:
-    """The empty row-2 square nearest the dog's column, the lower column on a tie."""
-    col = dog % COLS
-    empty = [c for c in range(COLS) if cells[square(c, 2)] == EMPTY]
-    if not empty:
-        return None
-    return square(min(empty, key=lambda c: (abs(c - col), c)), 2)
+def _row_two_free(chars: Sequence[str]) -> list[int]:
+    return [square(c, 2) for c in range(COLS) if chars[square(c, 2)] == EMPTY]
 
 
-def _send_home(
-    cells: str, dogs: Sequence[int], named: Sequence[int]
-) -> tuple[str, tuple[int, ...]]:
-    """Cells after the enclosed ``dogs`` go back to row 2 (``named`` first, then defaults)."""
-    placed = []
+def _lifted(cells: str, dogs: Sequence[int]) -> list[str]:
     chars = list(cells)
-    for k, dog in enumerate(dogs):
+    for dog in dogs:
         chars[dog] = EMPTY
-        board = "".join(chars)
-        target = named[k] if k < len(named) else default_home(board, dog)
-        if target is None:  # row 2 is full: the dog stays
-            chars[dog] = DOG
-            placed.append(dog)
-            continue
+    return chars
+
+
+def room_for(cells: str, dogs: Sequence[int]) -> bool:
+    """Whether row 2 has an empty square for each of ``dogs`` once they are lifted."""
+    return len(_row_two_free(_lifted(cells, dogs))) >= len(dogs)
+
+
+def send_home(
+    cells: str, dogs: Sequence[int], named: Mapping[int, int]
+) -> tuple[tuple[int, int], ...]:
+    """Where the enclosed ``dogs`` go: ``named`` (dog -> square) first, then the others to
+    the nearest empty row-2 square, those on row 2 first, then in board order."""
+    chars = _lifted(cells, dogs)
+    for target in named.values():
         chars[target] = DOG
-        placed.append(target)
-    return "".join(chars), tuple(placed)
+    placed = dict(named)
+    for dog in sorted((d for d in dogs if d not in named), key=lambda d: (d // COLS != 1, d)):
+        free = _row_two_free(chars)
+        if not free:
+            break  # no room left on row 2: the remaining dogs stay where they are
+        col = dog % COLS
+        target = min(free, key=lambda s: (abs(s % COLS - col), s))
+        chars[target] = DOG
+        placed[dog] = target
+    return tuple(sorted(placed.items(), key=lambda pair: _col_row(pair[0])))
+
+
+def _placed_cells(cells: str, placements: Sequence[tuple[int, int]]) -> str:
+    chars = _lifted(cells, [dog for dog, _ in placements])
+    for _, target in placements:
+        chars[target] = DOG
+    return "".join(chars)
+
+
+def _all_placements(after: str, dogs: list[int]) -> list[tuple[tuple[int, int], ...]]:
+    """Every way to send the enclosed ``dogs`` home (each to its own empty row-2 square)."""
+    if not dogs:
+        return [()]
+    if not room_for(after, dogs):
+        return [send_home(after, dogs, {})]
+    free = _row_two_free(_lifted(after, dogs))
+    return [tuple(zip(dogs, targets, strict=True)) for targets in permutations(free, len(dogs))]
+
+
+def _judge(state: BuffaloState) -> BuffaloState:
+    """The state with its result set if the position is over."""
+    cells = state.cells
+    crossed = [name(i) for i in range(COLS) if cells[i] == BUFFALO]
+    if crossed:
+        reason = f"a buffalo crossed the river to row 1, at {crossed[0]}"
+        return replace(state, winner=BLACK, reason=reason)
+    if state.to_move == WHITE and next(_white_moves(cells), None) is None:
+        return replace(state, winner=BLACK, reason="White cannot move")
+    if state.to_move == BLACK and next(_buffalo_moves(cells), None) is None:
+        why = "every buffalo is captured" if BUFFALO not in cells else "no buffalo can move"
+        return replace(state, winner=WHITE, reason=why)
+    return replace(state, winner=None, reason="")
+
+
+# --- reading moves ---------------------------------------------------------------------------
+
+
+def _square_of(letter: str, digits: str, shown: str) -> int:
+    row = int(digits)
+    if letter not in LETTERS or not 1 <= row <= ROWS:
+        raise IllegalMoveError(
+            f"{shown}: there is no square {letter}{digits} (columns a-k, rows 1-7)"
+        )
+    return square(LETTERS.index(letter), row)
+
+
+def _split(text: str) -> tuple[str, list[re.Match[str]]] | None:
+    """The piece move and the ``dog:`` parts of a lower-cased move text; None if a ``dog``
+    word is there but not in the ``dog:b2`` / ``dog:d5>b2`` form."""
+    start = _DOG_WORD.search(text)
+    if start is None:
+        return text.strip(), []
+    main, rest = text[: start.start()].strip(), text[start.start() :]
+    parts, pos = [], 0
+    for match in _DOG_RE.finditer(rest):
+        if rest[pos : match.start()].strip(" ,;"):
+            break
+        parts.append(match)
+        pos = match.end()
+    if rest[pos:].strip(" ,;") or not parts:
+        return None
+    return main, parts
 
 
 class Buffalo(Game):
@@ -187,134 +292,200 @@ class Buffalo(Game):
     SPEC = GameSpec(
         name="buffalo",
         title="Buffalo",
-        seat_names=("Black", "White"),
-        aliases=("rebelbuffalo",),
+        seat_names=ROLES,
         options=(
             OptionSpec(
                 name="variant",
                 type=str,
                 default=STANDARD,
-                help="standard: Buffalo; rebel: dogs enclosed by buffalo go back to row 2",
+                help="rebel plays Rebel Buffalo (enclosed dogs go home)",
                 choices=(STANDARD, REBEL),
             ),
         ),
     )
 
     def new_game(self, options: Mapping[str, Any], rng: random.Random) -> BuffaloState:
-        return BuffaloState(variant=str(options.get("variant", STANDARD)))
+        """The starting position (Buffalo uses no randomness)."""
+        variant = options.get("variant", STANDARD)
+        if variant not in (STANDARD, REBEL):
+            raise OptionError(f"-variant={variant}: choose one of {STANDARD}, {REBEL}")
+        return BuffaloState(variant=variant)
 
     def to_move(self, state: BuffaloState) -> Turn:
+        """Black on even plies, White on odd ones; nobody once the game is over."""
         if state.winner is not None:
             return Turn(frozenset())
         seat = state.to_move
-        prompt = (
-            "move a buffalo one square towards row 1 (e7-e6 or just e6)"
-            if seat == BLACK
-            else "move a dog (like a queen) or the chief (like a king; f2xf3 captures)"
-        )
+        if seat == BLACK:
+            prompt = "as Black, move a buffalo one square towards row 1, e.g. e7-e6 or just e6"
+            if state.variant == REBEL and self._can_enclose(state.cells):
+                prompt += "; if your move encloses a dog, dog:b2 sends it to b2"
+        else:
+            prompt = "as White, move a dog like a queen (e.g. d2-d5) or the chief like a king"
         return Turn(frozenset({seat}), "move", {seat: prompt})
 
-    # --- reading and writing moves ------------------------------------------------------------
+    @staticmethod
+    def _can_enclose(cells: str) -> bool:
+        """Whether some buffalo move would send a dog home (worth a word in the prompt)."""
+        return any(enclosed_dogs(_moved(cells, src, dst)) for src, dst in _buffalo_moves(cells))
 
     def parse_move(self, state: BuffaloState, seat: int, text: str) -> BuffaloMove:
-        words = text.strip().lower().split()
-        dogs = [w for w in words if w.startswith("dog:")]
-        main = " ".join(w for w in words if not w.startswith("dog:"))
-        match = re.fullmatch(r"([a-k])([1-7])(?:\s*[-x]?\s*([a-k])([1-7]))?", main)
-        if not match:
+        """Read ``e7-e6``, ``e7e6``, ``E7 e6``, ``e6``, ``f2xf3``, with ``dog:b2`` or
+        ``dog:d5>b2`` parts in Rebel Buffalo; raise a MoveError that quotes ``text``."""
+        shown = f'"{text}"'
+        lowered = text.lower().replace("\u2013", "-").replace("\u2014", "-")
+        split = _split(lowered)
+        if split is None:
             raise InvalidMoveError(
-                f'"{text}" is not a Buffalo move: write two squares like e7-e6 (or f2xf3 for a '
-                "capture), or a buffalo's target alone like e6"
+                f"{shown}: write where an enclosed dog goes as dog:b2 (or dog:d5>b2 naming "
+                "the dog), after the move"
             )
-        if seat not in self.to_move(state).seats:
-            raise IllegalMoveError(f'"{text}": it is not your turn')
-        a = square(LETTERS.index(match[1]), int(match[2]))
-        if match[3]:
-            src, dst = a, square(LETTERS.index(match[3]), int(match[4]))
+        main, dog_parts = split
+        match = _MAIN_RE.fullmatch(main)
+        if match is None:
+            raise InvalidMoveError(f"{shown} is not a Buffalo move: {_SYNTAX}")
+        if state.winner is not None:
+            raise IllegalMoveError(f"{shown}: the game is over ({state.reason})")
+        if seat != state.to_move:
+            raise IllegalMoveError(
+                f"{shown}: it is not your turn; {ROLES[state.to_move]} is to move"
+            )
+        first = _square_of(match[1], match[2], shown)
+        if match[3] is not None:
+            src, dst = first, _square_of(match[3], match[4], shown)
         else:
-            if seat != BLACK:
-                raise IllegalMoveError(
-                    f'"{text}": name both squares of a dog or chief move, like d2-d5'
-                )
-            src, dst = a + COLS, a
-            if a + COLS >= COLS * ROWS or state.cells[src] != BUFFALO:
-                raise IllegalMoveError(f'"{text}": no buffalo can step to {name(a)}')
-        self._check(state, seat, src, dst, text)
-        return self._with_dogs(state, src, dst, dogs, text)
-
-    def _check(self, state: BuffaloState, seat: int, src: int, dst: int, text: str) -> None:
-        cells = state.cells
-        piece = cells[src]
+            src, dst = self._source_of(state, seat, first, shown)
         if seat == BLACK:
-            if piece != BUFFALO:
-                raise IllegalMoveError(f'"{text}": there is no buffalo on {name(src)}')
-            if dst != src - COLS:
-                raise IllegalMoveError(
-                    f'"{text}": a buffalo moves one square straight towards row 1 only'
-                )
-            if cells[dst] != EMPTY:
-                raise IllegalMoveError(f'"{text}": {name(dst)} is taken; buffalo never capture')
-            return
-        if piece not in (DOG, CHIEF):
-            raise IllegalMoveError(f'"{text}": there is no dog or chief of yours on {name(src)}')
-        if dst not in _white_targets(cells, src):
-            raise IllegalMoveError(f'"{text}": {self._why_not(cells, src, dst)}')
+            self._check_buffalo(state.cells, src, dst, shown)
+        else:
+            self._check_white(state.cells, src, dst, shown)
+        return self._with_dogs(state, src, dst, dog_parts, shown)
 
-    def _why_not(self, cells: str, src: int, dst: int) -> str:
-        who = "the chief" if cells[src] == CHIEF else "a dog"
-        _, row = _col_row(dst)
-        if row in (1, 7):
-            return f"{who} never crosses a river: rows 1 and 7 are beyond them"
-        if cells[src] == CHIEF:
-            return "the chief steps one square (any direction) onto an empty square or a buffalo"
+    @staticmethod
+    def _source_of(state: BuffaloState, seat: int, target: int, shown: str) -> tuple[int, int]:
+        """The buffalo that can step to ``target`` (a target alone names a buffalo move)."""
+        if seat != BLACK:
+            raise IllegalMoveError(f"{shown}: name both squares of a dog or chief move, like d2-d5")
+        src = target + COLS
+        if src >= COLS * ROWS or state.cells[src] != BUFFALO:
+            raise IllegalMoveError(
+                f"{shown}: no buffalo can step to {name(target)} (a buffalo moves one square "
+                "straight towards row 1)"
+            )
+        return src, target
+
+    @staticmethod
+    def _check_buffalo(cells: str, src: int, dst: int, shown: str) -> None:
+        if cells[src] != BUFFALO:
+            what = f"{_PIECE_NAMES[cells[src]]} of White's" if cells[src] != EMPTY else "nothing"
+            raise IllegalMoveError(
+                f"{shown}: there is {what} on {name(src)}; Black moves the buffalo"
+            )
+        if dst != src - COLS:
+            raise IllegalMoveError(
+                f"{shown}: a buffalo moves only one square straight forward, towards row 1 "
+                f"(from {name(src)} to {name(src - COLS)})"
+                if src >= COLS
+                else f"{shown}: a buffalo moves only one square straight towards row 1"
+            )
         if cells[dst] != EMPTY:
-            return f"{name(dst)} is taken, and dogs never capture"
-        return "a dog moves in a straight line (like a queen) without jumping"
+            raise IllegalMoveError(
+                f"{shown}: {name(dst)} is taken by {_PIECE_NAMES[cells[dst]]}, and a buffalo "
+                "never captures"
+            )
+
+    @staticmethod
+    def _check_white(cells: str, src: int, dst: int, shown: str) -> None:
+        piece = cells[src]
+        if piece not in (DOG, CHIEF):
+            what = "a buffalo of Black's" if piece == BUFFALO else "nothing"
+            raise IllegalMoveError(
+                f"{shown}: there is {what} on {name(src)}; White moves the dogs and the chief"
+            )
+        if dst not in _white_targets(cells, src):
+            raise IllegalMoveError(f"{shown}: {_why_not(cells, src, dst)}")
 
     def _with_dogs(
-        self, state: BuffaloState, src: int, dst: int, words: list[str], text: str
+        self, state: BuffaloState, src: int, dst: int, parts: list[re.Match[str]], shown: str
     ) -> BuffaloMove:
-        if state.cells[src] != BUFFALO or state.variant != REBEL:
-            if words:
-                raise IllegalMoveError(
-                    f'"{text}": dog: is part of a buffalo move in Rebel Buffalo only'
-                )
+        """The move with its Rebel placements resolved (named squares, then the defaults)."""
+        rebel_move = state.variant == REBEL and state.cells[src] == BUFFALO
+        if not rebel_move:
+            if parts:
+                where = "by a buffalo move" if state.variant == REBEL else "in Rebel Buffalo"
+                raise IllegalMoveError(f"{shown}: dog: may be written only {where}")
             return BuffaloMove(src, dst)
         after = _moved(state.cells, src, dst)
         dogs = enclosed_dogs(after)
-        if len(words) > len(dogs):
+        if not parts:
+            return BuffaloMove(src, dst, send_home(after, dogs, {}))
+        if not dogs:
             raise IllegalMoveError(
-                f'"{text}": this move encloses {len(dogs)} dog(s), so it takes at most '
-                f"{len(dogs)} dog: square(s)"
+                f"{shown}: this move encloses no dog, so there is no dog to place with dog:"
             )
-        named = []
-        board = list(after)
-        for word, dog in zip(words, dogs, strict=False):
-            target = re.fullmatch(r"dog:([a-k])([1-7])", word)
-            if not target:
-                raise InvalidMoveError(f'"{text}": write a dog\'s new square as dog:b2')
-            index = square(LETTERS.index(target[1]), int(target[2]))
-            board[dog] = EMPTY
-            if int(target[2]) != 2:
+        named = self._named(after, dogs, parts, shown)
+        placements = send_home(after, dogs, named)
+        # With too little room on row 2 only the default placement is allowed (its canonical
+        # text names the squares it used, so that text must still read back).
+        if not room_for(after, dogs) and placements != send_home(after, dogs, {}):
+            raise IllegalMoveError(
+                f"{shown}: row 2 has no room for every enclosed dog; leave out dog: and they "
+                "go to the nearest free squares"
+            )
+        return BuffaloMove(src, dst, placements)
+
+    @staticmethod
+    def _named(
+        after: str, dogs: list[int], parts: list[re.Match[str]], shown: str
+    ) -> dict[int, int]:
+        """The dog -> square choices of the ``dog:`` parts, checked."""
+        free = set(_row_two_free(_lifted(after, dogs)))
+        named: dict[int, int] = {}
+        plain: list[int] = []
+        for part in parts:
+            target = _square_of(part[3], part[4], shown)
+            if target // COLS != 1:
                 raise IllegalMoveError(
-                    f'"{text}": an enclosed dog goes back to row 2, not row {target[2]}'
+                    f"{shown}: an enclosed dog goes back to row 2, not to {name(target)}"
                 )
-            if board[index] != EMPTY:
-                raise IllegalMoveError(f'"{text}": {name(index)} is taken')
-            board[index] = DOG
-            named.append(index)
-        _, placed = _send_home(after, dogs, named)
-        return BuffaloMove(src, dst, placed)
+            if target not in free or target in named.values() or target in plain:
+                raise IllegalMoveError(
+                    f"{shown}: {name(target)} is not free for a dog (each dog: needs its own "
+                    "empty square of row 2)"
+                )
+            if part[1] is None:
+                plain.append(target)
+                continue
+            dog = _square_of(part[1], part[2], shown)
+            if dog not in dogs:
+                raise IllegalMoveError(f"{shown}: the dog on {name(dog)} is not enclosed")
+            if dog in named:
+                raise IllegalMoveError(f"{shown}: the dog on {name(dog)} is named twice")
+            named[dog] = target
+        unnamed = [dog for dog in dogs if dog not in named]
+        if len(plain) > len(unnamed):
+            count = "one dog" if len(dogs) == 1 else f"{len(dogs)} dogs"
+            raise IllegalMoveError(f"{shown}: this move encloses {count}, but names more squares")
+        named.update(zip(unnamed, plain, strict=False))
+        return named
 
     def format_move(self, state: BuffaloState, move: BuffaloMove) -> str:
+        """``e7-e6``, ``f2xf3``; Rebel placements as ``dog:d2`` (one enclosed dog) or
+        ``dog:d5>d2`` for each dog when several are enclosed."""
         capture = state.cells[move.dst] == BUFFALO
         text = f"{name(move.src)}{'x' if capture else '-'}{name(move.dst)}"
-        return " ".join([text, *(f"dog:{name(p)}" for p in move.placements)])
+        if not move.placements:
+            return text
+        if len(move.placements) == 1 and len(enclosed_dogs(_moved(state.cells, *move[:2]))) == 1:
+            return f"{text} dog:{name(move.placements[0][1])}"
+        return " ".join([text, *(f"dog:{name(d)}>{name(t)}" for d, t in move.placements)])
 
     # --- moves and results ---------------------------------------------------------------------
 
     def legal_moves(self, state: BuffaloState, seat: int) -> list[BuffaloMove]:
-        if seat not in self.to_move(state).seats:
+        """Every move of ``seat``; in Rebel Buffalo one per choice of row-2 squares for the
+        enclosed dogs."""
+        if state.winner is not None or seat != state.to_move:
             return []
         if seat == WHITE:
             return [BuffaloMove(s, d) for s, d in _white_moves(state.cells)]
@@ -324,19 +495,20 @@ class Buffalo(Game):
                 moves.append(BuffaloMove(src, dst))
                 continue
             after = _moved(state.cells, src, dst)
-            dogs = enclosed_dogs(after)
-            moves.extend(BuffaloMove(src, dst, p) for p in _placements(after, dogs))
+            for placements in _all_placements(after, enclosed_dogs(after)):
+                moves.append(BuffaloMove(src, dst, placements))
         return moves
 
     def apply(self, state: BuffaloState, move: BuffaloMove, rng: random.Random) -> BuffaloState:
+        """The position after ``move`` (a new state; ``state`` is left as it was)."""
+        if state.winner is not None:
+            raise IllegalMoveError("the game is over")
         text = self.format_move(state, move)
-        cells = _moved(state.cells, move.src, move.dst)
-        if state.cells[move.src] == BUFFALO and state.variant == REBEL:
-            cells, _ = _send_home(cells, enclosed_dogs(cells), move.placements)
-        after = replace(state, cells=cells, ply=state.ply + 1, last_move=text)
-        return _judge(after)
+        cells = _placed_cells(_moved(state.cells, move.src, move.dst), move.placements)
+        return _judge(replace(state, cells=cells, ply=state.ply + 1, last_move=text))
 
     def outcome(self, state: BuffaloState) -> Outcome | None:
+        """Set by the move that ended the game; None while it goes on."""
         if state.winner is None:
             return None
         return Outcome(frozenset({state.winner}), state.reason)
@@ -344,27 +516,31 @@ class Buffalo(Game):
     # --- the diagram ---------------------------------------------------------------------------
 
     def render(self, state: BuffaloState, viewer: Viewer) -> str:
+        """Row 7 at the top, the rivers as lines of ``~``; every viewer sees the same."""
+        del viewer  # no hidden information
         letters = "      " + " ".join(LETTERS)
         river = "     " + "~" * (2 * COLS + 1) + "  river"
         lines = [letters]
         for row in range(ROWS, 0, -1):
             cells = " ".join(state.cells[square(c, row)] for c in range(COLS))
-            lines.append(f"   {row}  {cells}   {row}")
+            lines.append(f"   {row}  {cells}  {row}")
             if row in (7, 2):
                 lines.append(river)
         lines += [letters, "", "B buffalo (Black)   C Indian chief, D dog (White)   . empty"]
         buffalo = state.cells.count(BUFFALO)
-        lines.append(f"Buffalo left: {buffalo} of 11.")
+        lines.append(f"Black's buffalo run towards row 1; {buffalo} of 11 are left.")
         if state.variant == REBEL:
-            lines.append("Rebel Buffalo: dogs enclosed between two buffalo go back to row 2.")
-        return "\n".join(lines) + "\n"
+            lines.append("Rebel Buffalo: a dog between two buffalo goes back to row 2.")
+        return "\n".join(lines)
 
     # --- storage -------------------------------------------------------------------------------
 
     def dump(self, state: BuffaloState) -> dict[str, Any]:
+        """Versioned JSON: the board as 7 rows of 11 characters, row 1 first."""
+        rows = [state.cells[r * COLS : (r + 1) * COLS] for r in range(ROWS)]
         return {
             "version": self.STATE_VERSION,
-            "cells": state.cells,
+            "board": rows,
             "variant": state.variant,
             "ply": state.ply,
             "last_move": state.last_move,
@@ -373,50 +549,57 @@ class Buffalo(Game):
         }
 
     def load(self, data: Mapping[str, Any]) -> BuffaloState:
+        """Check every field; the result must be the one the board and turn give."""
+        if not isinstance(data, Mapping):
+            raise StateError("buffalo: the state is not a JSON object")
         self._check_version(data)
-        cells = data.get("cells")
-        if not isinstance(cells, str) or len(cells) != COLS * ROWS or set(cells) - set("BDC."):
-            raise StateError("buffalo: cells must be 77 of B, D, C and .")
-        white = [i for i, p in enumerate(cells) if p in (DOG, CHIEF)]
+        rows = data.get("board")
+        if (
+            not isinstance(rows, list)
+            or len(rows) != ROWS
+            or not all(isinstance(r, str) and len(r) == COLS for r in rows)
+        ):
+            raise StateError("buffalo: the board must be 7 rows of 11 characters")
+        cells = "".join(rows)
+        if set(cells) - {BUFFALO, DOG, CHIEF, EMPTY}:
+            raise StateError("buffalo: the board may hold only B, D, C and .")
         if cells.count(CHIEF) != 1 or cells.count(DOG) != 4 or cells.count(BUFFALO) > 11:
             raise StateError("buffalo: there must be one chief, four dogs and at most 11 buffalo")
-        if any(not 2 <= _col_row(i)[1] <= 6 for i in white):
+        if any(p in (DOG, CHIEF) and not 2 <= _col_row(i)[1] <= 6 for i, p in enumerate(cells)):
             raise StateError("buffalo: a dog or the chief stands beyond a river")
-        variant, ply, winner = data.get("variant"), data.get("ply"), data.get("winner")
-        if variant not in (STANDARD, REBEL) or not isinstance(ply, int) or ply < 0:
+        variant, ply, last = data.get("variant"), data.get("ply"), data.get("last_move")
+        if variant not in (STANDARD, REBEL) or type(ply) is not int or ply < 0:
             raise StateError("buffalo: bad variant or ply")
-        if winner not in (None, BLACK, WHITE) or not isinstance(data.get("reason"), str):
-            raise StateError("buffalo: bad result")
-        last = data.get("last_move")
-        if last is not None and not isinstance(last, str):
-            raise StateError("buffalo: bad last move")
-        return BuffaloState(cells, variant, ply, last, winner, data["reason"])
+        if last is not None and (not isinstance(last, str) or not _LAST_RE.fullmatch(last)):
+            raise StateError(f"buffalo: bad last move {last!r}")
+        state = _judge(BuffaloState(cells, variant, ply, last))
+        if data.get("winner") != state.winner or data.get("reason") != state.reason:
+            raise StateError("buffalo: the stored result does not match the board")
+        return state
 
 
-def _placements(after: str, dogs: list[int]) -> list[tuple[int, ...]]:
-    """Every way to send the enclosed ``dogs`` back to row 2 (each to a distinct empty square)."""
-    if not dogs:
-        return [()]
-    board = list(after)
-    for dog in dogs:
-        board[dog] = EMPTY
-    empty = [square(c, 2) for c in range(COLS) if board[square(c, 2)] == EMPTY]
-    if len(empty) < len(dogs):
-        return [_send_home(after, dogs, ())[1]]
-    return list(permutations(empty, len(dogs)))
-
-
-def _judge(state: BuffaloState) -> BuffaloState:
-    """Set the winner if the move just made ended the game."""
-    cells = state.cells
-    if BUFFALO in cells[:COLS]:
-        return replace(state, winner=BLACK, reason="a buffalo crossed the river to row 1")
-    if state.to_move == WHITE and next(_white_moves(cells), None) is None:
-        return replace(state, winner=BLACK, reason="White cannot move")
-    if state.to_move == BLACK and next(_buffalo_moves(cells), None) is None:
-        why = "every buffalo is captured" if BUFFALO not in cells else "no buffalo can move"
-        return replace(state, winner=WHITE, reason=f"Black cannot move: {why}")
-    return state
+def _why_not(cells: str, src: int, dst: int) -> str:
+    """Why White's piece on ``src`` cannot go to ``dst``."""
+    who = "the chief" if cells[src] == CHIEF else "a dog"
+    (c1, r1), (c2, r2) = _col_row(src), _col_row(dst)
+    dc, dr = c2 - c1, r2 - r1
+    if src == dst:
+        return "a piece must move to another square"
+    if r2 in (1, 7):
+        return f"{who} never crosses a river, so {name(dst)} is out of reach (rows 2-6 only)"
+    if cells[src] == CHIEF:
+        if max(abs(dc), abs(dr)) > 1:
+            return "the chief steps only one square, in any direction"
+        return f"{name(dst)} is taken by a dog; the chief captures only buffalo"
+    if dc and dr and abs(dc) != abs(dr):
+        return "a dog moves like a queen: along a row, a column or a diagonal"
+    step_c, step_r = (dc > 0) - (dc < 0), (dr > 0) - (dr < 0)
+    c, r = c1 + step_c, r1 + step_r
+    while (c, r) != (c2, r2):
+        if cells[square(c, r)] != EMPTY:
+            return f"the way is blocked at {name(square(c, r))}; a dog never jumps"
+        c, r = c + step_c, r + step_r
+    return f"{name(dst)} is taken by {_PIECE_NAMES[cells[dst]]}, and a dog never captures"
 
 
 GAME = Buffalo()

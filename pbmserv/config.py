@@ -189,6 +189,11 @@ def load_settings(
     return replace(settings, game_limits=limits)
 
 
+def mask_url(url: str) -> str:
+    """A database URL fit to print: its password, if any, masked."""
+    return _mask_url(url)
+
+
 def _mask_url(url: str) -> str:
     parts = urlsplit(url)
     if parts.password is None:

@@ -48,3 +48,8 @@ def configure_logging(log_format: str = "text", verbose: bool = False) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    if not verbose:
+        # One line per processed message: the SMTP library's per-session chatter and the
+        # migration runner's notices are detail for --verbose only.
+        for noisy in ("mail.log", "alembic"):
+            logging.getLogger(noisy).setLevel(logging.WARNING)

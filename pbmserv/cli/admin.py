@@ -16,7 +16,7 @@ from typing import Any
 
 from pbmserv.cli import tables
 from pbmserv.cli.admin_tournaments import add_tournament_parser
-from pbmserv.config import Settings
+from pbmserv.config import Settings, mask_url
 from pbmserv.core import admin as ops
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.maintenance import run_maintenance
@@ -130,7 +130,8 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
     engine = make_engine(settings.db_url)
     if not is_at_head(engine):
         print(
-            f"pbmserv admin: run `pbmserv db upgrade --db {settings.db_url}` first", file=sys.stderr
+            f"pbmserv admin: run `pbmserv db upgrade --db {mask_url(settings.db_url)}` first",
+            file=sys.stderr,
         )
         return EX_CONFIG
     from pbmserv.mail.delivery import deliver_due

@@ -9,7 +9,13 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from pbmserv.config import ConfigError, Settings, describe_settings, load_settings
+from pbmserv.config import (
+    ConfigError,
+    Settings,
+    describe_settings,
+    load_settings,
+    mask_url,
+)
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.migrate import current_revision, head_revision, is_at_head, upgrade
 from pbmserv.logs import configure_logging
@@ -128,9 +134,9 @@ def _serve(settings: Settings) -> int:
     engine = make_engine(settings.db_url)
     if not is_at_head(engine):
         print(
-            f"pbmserv: the database {settings.db_url} is at revision "
+            f"pbmserv: the database {mask_url(settings.db_url)} is at revision "
             f"{current_revision(engine) or 'none (empty)'}, not {head_revision()}.\n"
-            f"Run:  pbmserv db upgrade --db {settings.db_url}",
+            f"Run:  pbmserv db upgrade --db {mask_url(settings.db_url)}",
             file=sys.stderr,
         )
         return EX_CONFIG
@@ -150,10 +156,16 @@ def _mail(settings: Settings, envelope_from: str | None, process: bool) -> int:
             file=sys.stderr,
         )
         return EX_DATAERR
-    engine = make_engine(settings.db_url)
-    if not is_at_head(engine):
+    try:
+        engine = make_engine(settings.db_url)
+        ready = is_at_head(engine)
+    except Exception as error:  # unreachable database: the MTA must keep the message, not bounce
+        print(f"pbmserv: database unavailable, try later: {type(error).__name__}", file=sys.stderr)
+        return EX_TEMPFAIL
+    if not ready:
         print(
-            f"pbmserv: database not at head; run: pbmserv db upgrade --db {settings.db_url}",
+            f"pbmserv: database not at head; run: pbmserv db upgrade --db "
+            f"{mask_url(settings.db_url)}",
             file=sys.stderr,
         )
         return EX_TEMPFAIL
@@ -191,7 +203,7 @@ def _db(settings: Settings, action: str) -> int:
     engine = make_engine(settings.db_url)
     if action == "upgrade":
         upgrade(engine)
-        print(f"pbmserv: {settings.db_url} is at revision {current_revision(engine)}")
+        print(f"pbmserv: {mask_url(settings.db_url)} is at revision {current_revision(engine)}")
     else:
         print(current_revision(engine) or "none")
     return 0
@@ -203,7 +215,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = settings_from(args)
     except ConfigError as error:
         print(f"pbmserv: {error}", file=sys.stderr)
-        return EX_CONFIG
+        # Under an MTA's pipe, a configuration mistake must not bounce the player's mail.
+        return EX_TEMPFAIL if args.command == "mail" else EX_CONFIG
     configure_logging(settings.log_format, getattr(args, "verbose", False))
     if args.command == "serve":
         return _serve(settings)

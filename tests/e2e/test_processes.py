@@ -170,3 +170,19 @@ def test_killed_server_answers_every_accepted_message_exactly_once(  # type: ign
     assert sorted(replies) == sorted(sent)  # every message answered, none twice
     with engine.connect() as conn:
         assert conn.scalar(select(func.count()).select_from(OutboxMessage)) == 150
+
+
+def test_mail_tempfails_when_the_database_or_config_is_broken(tmp_path: Path) -> None:
+    message = make_mail("alice@example.org", "signup alice secret1").as_bytes()
+    unreachable = environment("postgresql+psycopg://pbm:s3cretpw@127.0.0.1:1/none", tmp_path)
+    result = run_pbmserv(["mail", "-f", "alice@example.org"], unreachable, message)
+    assert result.returncode == 75, result.stderr  # the MTA keeps the message and retries
+    assert b"s3cretpw" not in result.stderr and b"Traceback" not in result.stderr
+    bad_config = tmp_path / "bad.toml"
+    bad_config.write_text("colour = 1\n")
+    env = {
+        **environment(f"sqlite:///{tmp_path / 'x.db'}", tmp_path),
+        "PBMSERV_CONFIG": str(bad_config),
+    }
+    assert run_pbmserv(["mail"], env, message).returncode == 75
+    assert run_pbmserv(["config", "show"], env).returncode == 78

@@ -50,14 +50,17 @@ START_HELPERS = ("d1", "f1", "e2", "g2", "d3", "f3", "h3", "e4", "g4", "d5", "f5
 
 
 def index(name: str) -> int:
+    """The 0..63 index of a square name like "d3" (a1 = 0, h1 = 7, a8 = 56)."""
     return (int(name[1]) - 1) * 8 + FILES.index(name[0])
 
 
 def name(square: int) -> str:
+    """The name of a square index, the inverse of :func:`index`."""
     return f"{FILES[square % 8]}{square // 8 + 1}"
 
 
 def is_light(square: int) -> bool:
+    """True for the light squares (file + rank odd, a = 1), the only ones pieces use."""
     return (square % 8 + 1 + square // 8 + 1) % 2 == 1
 
 
@@ -93,10 +96,12 @@ class OwlmanState:
 
     @property
     def to_move(self) -> int:
+        """The seat to move: White on even plies, Owlman on odd ones."""
         return self.ply % 2
 
     @property
     def white_moves(self) -> int:
+        """How many moves White has made (nightfall counts these)."""
         return (self.ply + 1) // 2
 
 
@@ -137,6 +142,7 @@ def owlman_moves(cells: str) -> Iterator[OwlMove]:
 
 
 def white_moves(cells: str) -> Iterator[OwlMove]:
+    """Every step of Doc and the helpers; h1 is never a target (Doc's until he leaves it)."""
     for src, piece in enumerate(cells):
         if piece in (DOC, HELPER):
             for df, dr in DIAGONALS:
@@ -183,21 +189,27 @@ class Owlman(Game):
     )
 
     def new_game(self, options: Mapping[str, Any], rng: random.Random) -> OwlmanState:
+        """The published setup; the game has no chance, so ``rng`` is unused."""
         return OwlmanState(cells=_start_cells(), variant=str(options.get("variant", NIGHTFALL)))
 
     def to_move(self, state: OwlmanState) -> Turn:
+        """The side to move, with a prompt whose example is a legal move."""
         if state.winner is not None:
             return Turn(frozenset())
         seat = state.to_move
         if seat == WHITE:
-            prompt = "move Doc or a helper one square diagonally (like d3-c4)"
+            move = next(white_moves(state.cells), None)
+            like = _text(move) if move is not None else "d3-c4"
+            prompt = f"move Doc or a helper one square diagonally (like {like})"
         elif state.cells[H1] == OWL:
             prompt = "super swoop from h1 onto a helper (like h1xa6)"
         else:
-            prompt = "step (like a8-b7) or swoop (like a8-b5)"
+            here = name(state.cells.index(OWL))
+            prompt = f"step or swoop Owlman from {here} (write it like {here}-{_example(state)})"
         return Turn(frozenset({seat}), "move", {seat: prompt})
 
     def legal_moves(self, state: OwlmanState, seat: int) -> list[OwlMove]:
+        """The moves ``seat`` may play; Owlman's exclude classic repetitions."""
         if seat not in self.to_move(state).seats:
             return []
         if seat == WHITE:
@@ -207,6 +219,7 @@ class Owlman(Game):
     # --- reading and writing moves --------------------------------------------------------------
 
     def parse_move(self, state: OwlmanState, seat: int, text: str) -> OwlMove:
+        """Read ``d3-c4``, ``d3c4``, ``d3 c4``, ``a8-b7(xd5)`` or ``h1xa6``; say why if illegal."""
         match = _MOVE.fullmatch(text.strip().lower())
         if not match:
             raise InvalidMoveError(
@@ -218,6 +231,8 @@ class Owlman(Game):
         src, dst = index(match[1]), index(match[2])
         written = match[3] or match[4]
         move = self._find(state, seat, src, dst, text)
+        if written is not None and seat == WHITE:
+            raise IllegalMoveError(f'"{text}": only Owlman captures; write just {_text(move)}')
         if written is not None and index(written) != move.capture:
             happens = (
                 f"captures {name(move.capture)}"
@@ -255,7 +270,14 @@ class Owlman(Game):
         if seat == OWLMAN and src == H1:
             return "from h1 Owlman must super swoop onto a helper's square"
         if seat == WHITE and dst == H1:
+            if cells[H1] == DOC:
+                return "h1 is Doc's church tower and he is still on it"
             return "h1 is closed to White once Doc has left it"
+        if seat == OWLMAN and cells[dst] == HELPER:
+            return (
+                f"{name(dst)} is taken; Owlman scares a helper away by stepping towards it "
+                "along a diagonal, not onto it"
+            )
         if cells[dst] != EMPTY:
             return f"{name(dst)} is taken"
         if seat == WHITE:
@@ -263,13 +285,18 @@ class Owlman(Game):
         return "Owlman steps one square diagonally or swoops 3 + 1 squares (like a camel)"
 
     def format_move(self, state: OwlmanState, move: OwlMove) -> str:
+        """The seed's form, the capture in brackets: ``b7-c6(xe4)``, ``h1-a6(xa6)``."""
         return _text(move)
 
     # --- playing ---------------------------------------------------------------------------------
 
     def apply(self, state: OwlmanState, move: OwlMove, rng: random.Random) -> OwlmanState:
+        """The position after ``move`` (legal, from :meth:`parse_move`), with any result."""
         played = state.played
-        if state.variant == CLASSIC and state.to_move == OWLMAN:
+        if move.capture is not None:
+            # The piece count only falls, so no earlier position can ever occur again.
+            played = frozenset()
+        elif state.variant == CLASSIC and state.to_move == OWLMAN:
             played = played | {f"{state.cells}|{_text(move)}"}
         after = replace(
             state,
@@ -301,6 +328,7 @@ class Owlman(Game):
         return state
 
     def outcome(self, state: OwlmanState) -> Outcome | None:
+        """The winner and why, once the game is over."""
         if state.winner is None:
             return None
         return Outcome(frozenset({state.winner}), state.reason)
@@ -308,6 +336,7 @@ class Owlman(Game):
     # --- the diagram -----------------------------------------------------------------------------
 
     def render(self, state: OwlmanState, viewer: Viewer) -> str:
+        """The board with coordinates, a key, the helpers left and the nightfall count."""
         letters = "      " + " ".join(FILES)
         lines = [letters]
         for rank in range(8, 0, -1):
@@ -320,18 +349,19 @@ class Owlman(Game):
         helpers = state.cells.count(HELPER)
         lines.append(f"Helpers left: {helpers} of 12.")
         if state.variant == NIGHTFALL and state.winner is None:
-            left = NIGHTFALL_MOVES - state.white_moves
-            lines.append(f"Nightfall: White has {left} move(s) left to win.")
+            lines.append(_nightfall_line(state.white_moves))
         elif state.variant == CLASSIC:
             lines.append("Classic rules: Owlman may not repeat a move in a repeated position.")
         return "\n".join(lines) + "\n"
 
     def move_number(self, state: OwlmanState) -> int:
+        """Moves made by both sides together."""
         return state.ply
 
     # --- storage ---------------------------------------------------------------------------------
 
     def dump(self, state: OwlmanState) -> dict[str, Any]:
+        """Versioned JSON: the 64 cells as a string and the classic repetition record."""
         return {
             "version": self.STATE_VERSION,
             "cells": state.cells,
@@ -344,26 +374,63 @@ class Owlman(Game):
         }
 
     def load(self, data: Mapping[str, Any]) -> OwlmanState:
+        """Rebuild a state from :meth:`dump`, checking every field and the stored result."""
+        if not isinstance(data, Mapping):
+            raise StateError("owlman: the state is not a JSON object")
         self._check_version(data)
-        cells = data.get("cells")
-        if not isinstance(cells, str) or len(cells) != 64 or set(cells) - {DOC, HELPER, OWL, EMPTY}:
-            raise StateError("owlman: cells must be 64 of K, H, O and .")
-        if cells.count(OWL) != 1 or cells.count(DOC) > 1 or cells.count(HELPER) > 12:
-            raise StateError("owlman: one Owlman, at most one Doc and 12 helpers")
-        if any(p != EMPTY and not is_light(i) for i, p in enumerate(cells)):
-            raise StateError("owlman: a piece stands on a tree")
-        variant, ply, winner = data.get("variant"), data.get("ply"), data.get("winner")
-        if variant not in (NIGHTFALL, CLASSIC) or not isinstance(ply, int) or ply < 0:
+        cells = _load_cells(data.get("cells"))
+        variant, ply = data.get("variant"), data.get("ply")
+        if variant not in (NIGHTFALL, CLASSIC) or type(ply) is not int or ply < 0:
             raise StateError("owlman: bad variant or ply")
-        if winner not in (None, WHITE, OWLMAN) or not isinstance(data.get("reason"), str):
-            raise StateError("owlman: bad result")
-        played = data.get("played")
-        if not isinstance(played, list) or not all(isinstance(p, str) for p in played):
-            raise StateError("owlman: bad record of repeated positions")
         last = data.get("last_move")
-        if last is not None and not isinstance(last, str):
-            raise StateError("owlman: bad last move")
-        return OwlmanState(cells, variant, ply, last, winner, data["reason"], frozenset(played))
+        if (ply == 0) != (last is None) or (last is not None and not _CANONICAL.fullmatch(last)):
+            raise StateError(f"owlman: bad last move {last!r} at ply {ply}")
+        played = data.get("played")
+        if not isinstance(played, list) or not all(
+            isinstance(p, str) and _PLAYED.fullmatch(p) for p in played
+        ):
+            raise StateError("owlman: bad record of repeated positions")
+        if played and variant != CLASSIC:
+            raise StateError("owlman: only the classic rules record repeated positions")
+        winner, reason = data.get("winner"), data.get("reason")
+        if winner is not None and type(winner) is not int:
+            raise StateError("owlman: bad winner")
+        state = OwlmanState(cells, variant, ply, last, None, "", frozenset(played))
+        judged = self._judge(state)
+        # The result is a function of the position: a stored one must be exactly that.
+        if (judged.winner, judged.reason) != (winner, reason or ""):
+            raise StateError(f"owlman: the stored result {winner!r} does not match the board")
+        return judged
+
+
+_CANONICAL = re.compile(r"[a-h][1-8]-[a-h][1-8](\(x[a-h][1-8]\))?")
+_PLAYED = re.compile(r"[KHO.]{64}\|" + _CANONICAL.pattern)
+
+
+def _load_cells(cells: object) -> str:
+    """The board of a stored state, checked: 64 cells of K, H, O and '.' on light squares."""
+    if not isinstance(cells, str) or len(cells) != 64 or set(cells) - {DOC, HELPER, OWL, EMPTY}:
+        raise StateError("owlman: cells must be 64 of K, H, O and .")
+    if cells.count(OWL) != 1 or cells.count(DOC) > 1 or cells.count(HELPER) > 12:
+        raise StateError("owlman: one Owlman, at most one Doc and 12 helpers")
+    if any(p != EMPTY and not is_light(i) for i, p in enumerate(cells)):
+        raise StateError("owlman: a piece stands on a tree")
+    return cells
+
+
+def _example(state: OwlmanState) -> str:
+    """A square Owlman can reach now, for the prompt (the game is over if there is none)."""
+    move = next((m for m in owlman_moves(state.cells) if not _repeats(state, m)), None)
+    return name(move.dst) if move is not None else "b7"
+
+
+def _nightfall_line(done: int) -> str:
+    """How far White is towards nightfall, e.g. "White has made 1 of 49 moves; 48 left"."""
+    left = NIGHTFALL_MOVES - done
+    return (
+        f"Nightfall: White has made {done} of {NIGHTFALL_MOVES} moves; "
+        f"{left} {'move' if left == 1 else 'moves'} left to win."
+    )
 
 
 def _repeats(state: OwlmanState, move: OwlMove) -> bool:

@@ -90,18 +90,34 @@ def test_the_seeds_sample_opening() -> None:
     assert GAME.outcome(state) is None and state.white_moves == 7
 
 
+FIG_6 = {"b7": "K", "c8": "H", "a6": "H"}  # Doc b7, helpers c8 and a6 (our reading of Fig. 6)
+
+
 def test_ending_i_owlman_on_h1_wins_by_super_swoop() -> None:
-    # Fig. 6: Doc c8, helpers b7 and a6; Owlman on h1 to move.
-    state = position({"c8": "K", "b7": "H", "a6": "H", "h1": "O"}, to_move=OWLMAN)
+    # The only reading of Fig. 6 under which 2.c8-d7 is forced: Doc b7, helpers c8 and a6.
+    state = play(position({**FIG_6, "h1": "O"}, to_move=OWLMAN), "h1xa6")
+    for move in GAME.legal_moves(state, WHITE):  # anything but c8-d7 loses the c8 helper
+        after = GAME.apply(state, move, RNG)
+        if GAME.format_move(state, move) != "c8-d7":
+            assert GAME.outcome(play(after, "a6-b7")).winners == {OWLMAN}  # type: ignore[union-attr]
     state = play(
         state,
-        "h1xa6", "c8-d7", "a6-b5", "d7-c6", "b5-e4", "c6-d7",
-        "e4-f5", "d7-c6", "f5-g2", "c6-d7", "g2-h1", "d7-c8",
+        "c8-d7", "a6-b5", "d7-c6", "b5-e4", "c6-d7",
+        "e4-f5", "d7-c6", "f5-g2", "c6-d7", "g2-h1", "d7-c6",
     )  # fmt: skip
-    assert [GAME.format_move(state, m) for m in GAME.legal_moves(state, OWLMAN)] == ["h1-b7(xb7)"]
-    state = play(state, "h1xb7")
+    assert [GAME.format_move(state, m) for m in GAME.legal_moves(state, OWLMAN)] == ["h1-c6(xc6)"]
+    state = play(state, "h1xc6")
     assert GAME.outcome(state).winners == {OWLMAN}  # type: ignore[union-attr]
     assert GAME.outcome(state).reason == "Owlman scared away every helper"  # type: ignore[union-attr]
+
+
+def test_ending_i_the_formation_wins_for_white_wherever_owlman_stands() -> None:
+    # "wins for White, no matter where Owlman is placed, unless he is already on h1 and has
+    # the next turn": with White to move, White forces the win within three moves.
+    for square in range(64):
+        if is_light(square) and name(square) not in (*FIG_6, "h1"):
+            state = position({**FIG_6, name(square): "O"})
+            assert _white_wins_within(state, 3), name(square)
 
 
 def _white_wins_within(state: OwlmanState, white_moves: int) -> bool:
@@ -185,12 +201,12 @@ def test_nightfall_after_white_move_49() -> None:
     assert state.white_moves == 49
     assert GAME.outcome(state).winners == {OWLMAN}  # type: ignore[union-attr]
     assert "49" in GAME.outcome(state).reason  # type: ignore[union-attr]
-    assert "0 move(s) left" not in GAME.render(state, WHITE)
+    assert "left to win" not in GAME.render(state, WHITE)  # the game is over
 
 
 def test_white_winning_on_move_49_is_a_white_win() -> None:
     state = position({"a8": "K", "c8": "H", "e4": "H", "g2": "O"}, ply=96)
-    assert "1 move(s) left" in GAME.render(state, WHITE)
+    assert "made 48 of 49 moves; 1 move left to win" in GAME.render(state, WHITE)
     state = play(state, "c8-b7")
     assert GAME.outcome(state).winners == {WHITE}  # type: ignore[union-attr]
     assert GAME.outcome(state).reason == "Doc and a helper reached the lair"  # type: ignore[union-attr]
@@ -228,10 +244,35 @@ def test_doc_elsewhere_is_safe_and_helper_captures_need_a_step_towards_them() ->
     assert GAME.outcome(last).reason == "Owlman scared away every helper"  # type: ignore[union-attr]
 
 
+def test_the_seeds_figure_2() -> None:
+    # Owlman c6, helpers f3, e8 and b5, Doc at home: "advance to d5 and capture f3, or to d7
+    # and capture e8. The helper on b5, however, cannot be captured."
+    state = position({"c6": "O", "f3": "H", "e8": "H", "b5": "H", "h1": "K"}, to_move=OWLMAN)
+    legal = sorted(GAME.format_move(state, m) for m in GAME.legal_moves(state, OWLMAN))
+    steps = ["c6-b7", "c6-d5(xf3)", "c6-d7(xe8)"]  # b5 is taken, so no step there
+    swoops = ["c6-b3", "c6-d3", "c6-f5", "c6-f7"]
+    assert legal == sorted(steps + swoops)
+
+
 def test_an_adjacent_helper_cannot_be_captured() -> None:
     state = position({"d5": "O", "c4": "H", "f7": "K"}, to_move=OWLMAN)
-    with pytest.raises(IllegalMoveError, match="c4 is taken"):
+    with pytest.raises(IllegalMoveError, match="c4 is taken; Owlman scares a helper away"):
         GAME.parse_move(state, OWLMAN, "d5-c4")
+    # Stepping away from c4 along the same diagonal scares nothing either.
+    assert GAME.format_move(state, GAME.parse_move(state, OWLMAN, "d5-e6")) == "d5-e6"
+
+
+def test_white_never_captures_and_owlmans_prompt_names_his_square() -> None:
+    state = GAME.new_game({}, RNG)
+    with pytest.raises(IllegalMoveError, match="only Owlman captures; write just d3-c4"):
+        GAME.parse_move(state, WHITE, "d3-c4(xb5)")
+    white_example = GAME.to_move(state).prompts[WHITE].rsplit("like ", 1)[1].rstrip(")")
+    GAME.parse_move(state, WHITE, white_example)
+    state = play(state, "d3-c4")
+    prompt = GAME.to_move(state).prompts[OWLMAN]
+    assert "from a8" in prompt
+    example = prompt.rsplit("like ", 1)[1].rstrip(")")
+    GAME.parse_move(state, OWLMAN, example)  # the example in the prompt is a legal move
 
 
 def test_super_swoop_is_forced_from_h1() -> None:
@@ -243,10 +284,31 @@ def test_super_swoop_is_forced_from_h1() -> None:
     assert GAME.format_move(state, GAME.parse_move(state, OWLMAN, "h1xa6")) == "h1-a6(xa6)"
 
 
+def test_classic_forgets_positions_that_a_capture_made_unreachable() -> None:
+    # Owlman d5 shuffles to c6 and back while White shuffles a helper; then d5-c4 takes b3.
+    state = position({"d5": "O", "b3": "H", "h7": "H", "a8": "K"}, OWLMAN, "classic")
+    state = play(state, "d5-c6", "h7-g8", "c6-d5", "g8-h7")
+    assert len(state.played) == 2
+    with pytest.raises(IllegalMoveError, match="White demands that he vary"):
+        GAME.parse_move(state, OWLMAN, "d5-c6")
+    state = play(state, "d5-c4")
+    assert "b3" not in pieces(state) and state.played == frozenset()
+
+
+def test_nightfall_line_counts_white_moves() -> None:
+    state = play(GAME.new_game({}, RNG), "d3-c4")
+    assert "White has made 1 of 49 moves; 48 moves left to win." in GAME.render(state, OWLMAN)
+    classic = GAME.new_game({"variant": "classic"}, RNG)
+    assert "Nightfall" not in GAME.render(classic, WHITE)
+
+
 def test_white_never_reenters_h1_and_trees_are_refused() -> None:
     state = position({"g2": "K", "a8": "O", "b3": "H"})
     with pytest.raises(IllegalMoveError, match="h1 is closed to White"):
         GAME.parse_move(state, WHITE, "g2-h1")
+    at_home = GAME.new_game({}, RNG)
+    with pytest.raises(IllegalMoveError, match="Doc's church tower and he is still on it"):
+        GAME.parse_move(at_home, WHITE, "g2-h1")
     with pytest.raises(IllegalMoveError, match="is a dark square"):
         GAME.parse_move(state, WHITE, "b3-b4")
     with pytest.raises(InvalidMoveError):
@@ -261,9 +323,20 @@ def test_load_rejects_bad_states() -> None:
         {**good, "cells": "H" + good["cells"][1:]},  # a helper on a1, a tree
         {**good, "variant": "dusk"},
         {**good, "played": "x"},
+        {**good, "played": [good["cells"] + "|a8-b7"]},  # nightfall keeps no such record
+        {**good, "winner": 1, "reason": "Owlman captured Doc on h1"},  # Doc is still there
+        {**good, "winner": True},
+        {**good, "ply": 3},  # moves made, yet no last move
+        {**good, "last_move": "a8-b7"},  # a last move before any move
+        "not a mapping",
     ):
         with pytest.raises(StateError):
-            GAME.load(bad)
+            GAME.load(bad)  # type: ignore[arg-type]
+    # A finished classic game with its repetition record survives the round trip.
+    ended = _shuffle_ending("classic")
+    assert GAME.load(GAME.dump(ended)) == ended
+    with pytest.raises(StateError, match="does not match"):  # the result was dropped
+        GAME.load({**GAME.dump(ended), "winner": None, "reason": ""})
 
 
 @settings(max_examples=40, deadline=None)
@@ -285,5 +358,6 @@ def test_random_games_keep_the_invariants(seed: int, variant: str) -> None:
         doc_left = doc_left or state.cells[index("h1")] != "K"
         if doc_left:  # h1 is closed to White from then on
             assert state.cells[index("h1")] in ".O"
-        assert sum(p != "." for p in state.cells) <= sum(p != "." for p in before.cells)
+        fell = sum(p != "." for p in before.cells) - sum(p != "." for p in state.cells)
+        assert fell == (move.capture is not None)  # one piece goes exactly when one is taken
         assert all(is_light(i) for i, p in enumerate(state.cells) if p != ".")

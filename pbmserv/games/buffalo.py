@@ -241,6 +241,12 @@ def _all_placements(after: str, dogs: list[int]) -> list[tuple[tuple[int, int], 
     return [tuple(zip(dogs, targets, strict=True)) for targets in permutations(free, len(dogs))]
 
 
+def _example(moves: Iterator[tuple[int, int]]) -> tuple[int, int]:
+    """A move to show in the prompt: the one nearest the middle column (the board's order
+    breaks ties). Only called while the side to move has a move."""
+    return min(moves, key=lambda move: abs(move[0] % COLS - COLS // 2))
+
+
 def _judge(state: BuffaloState) -> BuffaloState:
     """The state with its result set if the position is over."""
     cells = state.cells
@@ -316,12 +322,21 @@ class Buffalo(Game):
         if state.winner is not None:
             return Turn(frozenset())
         seat = state.to_move
+        # The examples are moves of this very position, so a newcomer can copy one as it is.
         if seat == BLACK:
-            prompt = "as Black, move a buffalo one square towards row 1, e.g. e7-e6 or just e6"
-            if state.variant == REBEL and self._can_enclose(state.cells):
-                prompt += "; if your move encloses a dog, dog:b2 sends it to b2"
+            src, dst = _example(_buffalo_moves(state.cells))
+            prompt = (
+                "as Black, move a buffalo one square towards row 1, "
+                f"e.g. {name(src)}-{name(dst)} or just {name(dst)}"
+            )
+            free = _row_two_free(state.cells)
+            if state.variant == REBEL and free and self._can_enclose(state.cells):
+                spot = name(free[0])
+                prompt += f"; if your move encloses a dog, add dog:{spot} to send it to {spot}"
         else:
-            prompt = "as White, move a dog like a queen (e.g. d2-d5) or the chief like a king"
+            src, dst = _example(_white_moves(state.cells))
+            example = f"{name(src)}-{name(dst)}"
+            prompt = f"as White, move a dog like a queen or the chief like a king, e.g. {example}"
         return Turn(frozenset({seat}), "move", {seat: prompt})
 
     @staticmethod

@@ -155,6 +155,33 @@ def test_a_buffalo_is_blocked_by_a_piece_and_never_moves_back_or_sideways() -> N
     assert texts(state, BLACK) == {"c5-c4"}
 
 
+def example_of(state: BuffaloState) -> str:
+    """The example move quoted in the prompt of the side to move."""
+    prompt = GAME.to_move(state).prompts[state.to_move]
+    return prompt.split("e.g. ")[1].split(" or ")[0].split(";")[0]
+
+
+def test_prompts_quote_a_move_of_the_position() -> None:
+    state = GAME.new_game({}, RNG)
+    assert example_of(state) == "f7-f6" and "or just f6" in GAME.to_move(state).prompts[BLACK]
+    state = play(state, "f6")
+    assert GAME.to_move(state).prompts[WHITE].startswith("as White, move a dog like a queen")
+    rng = random.Random(5)
+    for _ in range(60):  # along a random game, every example is a legal move
+        text = example_of(state)
+        assert GAME.parse_move(state, state.to_move, text) in GAME.legal_moves(state, state.to_move)
+        state = GAME.apply(state, rng.choice(GAME.legal_moves(state, state.to_move)), rng)
+        if GAME.outcome(state) is not None:
+            break
+
+
+def test_rebel_prompt_mentions_dog_only_when_a_move_would_enclose_one() -> None:
+    state = rebel({"c5": "B", "e6": "B", "d5": "D", "a2": "C"})
+    prompt = GAME.to_move(state).prompts[BLACK]
+    assert "if your move encloses a dog, add dog:b2 to send it to b2" in prompt
+    assert "dog:" not in GAME.to_move(rebel({"c5": "B", "e7": "B", "d5": "D"})).prompts[BLACK]
+
+
 @pytest.mark.parametrize(
     ("text", "kind", "words"),
     [

@@ -29,7 +29,7 @@ def _error(command: str, error: CommandError, syntax: str | None) -> Section:
         template="mail/sections/error.txt.j2",
         context={
             "problem": error.problem,
-            "syntax": error.syntax or syntax,
+            "syntax": None if error.syntax_was_right else (error.syntax or syntax),
             "hint": error.hint,
         },
         ok=False,

@@ -16,7 +16,16 @@ from sqlalchemy import select
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User
-from pbmserv.games.base import OMNISCIENT, PUBLIC, Game, MoveError, Outcome, State, move_rng
+from pbmserv.games.base import (
+    OMNISCIENT,
+    PUBLIC,
+    Game,
+    InvalidMoveError,
+    MoveError,
+    Outcome,
+    State,
+    move_rng,
+)
 
 
 def new_game_rng(seed: int) -> random.Random:
@@ -129,8 +138,10 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
         canonical = board.game.format_move(board.state, move)
         public = board.game.public_move_text(board.state, move)
         new_state = board.game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))
-    except MoveError as error:
+    except InvalidMoveError as error:
         raise CommandError(str(error)) from None
+    except MoveError as error:  # well written, but the rules forbid it: no syntax lesson
+        raise CommandError(str(error), syntax_was_right=True) from None
     record_event(ctx, board, "move", canonical, seat, public)
     board.state = new_state
     board.row.ply += 1

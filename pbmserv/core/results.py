@@ -51,8 +51,17 @@ class Notification:
 class CommandError(Exception):
     """A user's mistake: becomes a polite error section, and the command changes nothing."""
 
-    def __init__(self, problem: str, syntax: str | None = None, hint: str | None = None) -> None:
+    def __init__(
+        self,
+        problem: str,
+        syntax: str | None = None,
+        hint: str | None = None,
+        *,
+        syntax_was_right: bool = False,
+    ) -> None:
         super().__init__(problem)
         self.problem = problem
         self.syntax = syntax
         self.hint = hint
+        #: The command was written correctly (a move the rules forbid): quote no syntax.
+        self.syntax_was_right = syntax_was_right

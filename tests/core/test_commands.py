@@ -141,8 +141,10 @@ def test_moves_turns_passwords_and_errors(players: Client) -> None:
     assert ok.ok and "c3x" in ok.text
     subjects = sorted(n.subject for n in players.notifications)
     assert subjects == ["chameleon board 1: waiting for Bob", "chameleon board 1: your move"]
+    assert "The right syntax is" in garbage.text  # not a move at all: the syntax helps
     occupied = players.run("chameleon move 1 bob hunter22 c3o")
     assert not occupied.ok
+    assert "The right syntax is" not in occupied.text  # well written, against the rules
     assert count(players, MoveRow) == 1 and players.notifications == []
 
 

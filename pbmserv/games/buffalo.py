@@ -16,10 +16,14 @@ Rebel Buffalo (the SPEC's ruling, with the points this module decides):
 - All enclosed dogs are lifted together, then put on row 2: first to the squares the move
   names, ``dog:b2`` (given to the enclosed dogs in board order: by column, then row) or
   ``dog:d5>b2`` (naming the dog); then the others, those already on row 2 first and then in
-  board order, each to the empty row-2 square nearest its column (the lower column on a tie),
-  so a dog enclosed on row 2 stays where it is unless the move names another square.
-- If row 2 has fewer empty squares than there are enclosed dogs, no ``dog:`` may be named and
-  the dogs that find no room stay where they are.
+  board order, each to the empty row-2 square nearest its column (the lower column on a tie).
+  "Returned to row 2" means another square: a dog enclosed on row 2 never goes back to its
+  own square (SPEC 4.4), so it goes to the nearest other empty one.
+- Should that nearest-first rule leave a dog without a square while some placement would
+  move every dog, the placement with the least total distance (then the board's order) is
+  used instead.
+- If no placement moves every dog, no ``dog:`` may be named, and the dogs that find no other
+  empty square of row 2 stay where they are.
 - The canonical text records every placement made (``e6-e5 dog:d2``; with several dogs
   ``e6-e5 dog:d5>d2 dog:f5>f2``) so a replay is exact.
 """
@@ -199,28 +203,48 @@ def _lifted(cells: str, dogs: Sequence[int]) -> list[str]:
     return chars
 
 
+def _complete_placements(cells: str, dogs: Sequence[int]) -> Iterator[tuple[tuple[int, int], ...]]:
+    """Every way to put each of ``dogs`` on its own empty square of row 2, none on the square
+    it was lifted from, in the order of the free squares."""
+    free = _row_two_free(_lifted(cells, dogs))
+    for targets in permutations(free, len(dogs)):
+        if all(dog != target for dog, target in zip(dogs, targets, strict=True)):
+            yield tuple(zip(dogs, targets, strict=True))
+
+
 def room_for(cells: str, dogs: Sequence[int]) -> bool:
-    """Whether row 2 has an empty square for each of ``dogs`` once they are lifted."""
-    return len(_row_two_free(_lifted(cells, dogs))) >= len(dogs)
+    """Whether every one of ``dogs`` can go to an empty row-2 square other than its own."""
+    return next(_complete_placements(cells, dogs), None) is not None
+
+
+def _distance(placements: Sequence[tuple[int, int]]) -> int:
+    return sum(abs(dog % COLS - target % COLS) for dog, target in placements)
 
 
 def send_home(
     cells: str, dogs: Sequence[int], named: Mapping[int, int]
 ) -> tuple[tuple[int, int], ...]:
     """Where the enclosed ``dogs`` go: ``named`` (dog -> square) first, then the others to
-    the nearest empty row-2 square, those on row 2 first, then in board order."""
+    the nearest empty row-2 square that is not their own, those on row 2 first, then in board
+    order. A dog that finds no such square stays where it is (and is left out of the result)."""
     chars = _lifted(cells, dogs)
     for target in named.values():
         chars[target] = DOG
     placed = dict(named)
     for dog in sorted((d for d in dogs if d not in named), key=lambda d: (d // COLS != 1, d)):
-        free = _row_two_free(chars)
+        free = [s for s in _row_two_free(chars) if s != dog]
         if not free:
-            break  # no room left on row 2: the remaining dogs stay where they are
+            chars[dog] = DOG  # it stays, so no other dog may take its square
+            continue
         col = dog % COLS
         target = min(free, key=lambda s: (abs(s % COLS - col), s))
         chars[target] = DOG
         placed[dog] = target
+    if len(placed) < len(dogs):
+        # Nearest-first stranded a dog that some other choice would have moved.
+        fitting = [p for p in _complete_placements(cells, dogs) if named.items() <= dict(p).items()]
+        if fitting:
+            return min(fitting, key=lambda p: (_distance(p), p))
     return tuple(sorted(placed.items(), key=lambda pair: _col_row(pair[0])))
 
 
@@ -232,13 +256,11 @@ def _placed_cells(cells: str, placements: Sequence[tuple[int, int]]) -> str:
 
 
 def _all_placements(after: str, dogs: list[int]) -> list[tuple[tuple[int, int], ...]]:
-    """Every way to send the enclosed ``dogs`` home (each to its own empty row-2 square)."""
+    """Every way to send the enclosed ``dogs`` home (each to its own empty row-2 square, never
+    the one it stood on); the default placement alone when there is no such way."""
     if not dogs:
         return [()]
-    if not room_for(after, dogs):
-        return [send_home(after, dogs, {})]
-    free = _row_two_free(_lifted(after, dogs))
-    return [tuple(zip(dogs, targets, strict=True)) for targets in permutations(free, len(dogs))]
+    return list(_complete_placements(after, dogs)) or [send_home(after, dogs, {})]
 
 
 def _example(moves: Iterator[tuple[int, int]]) -> tuple[int, int]:
@@ -440,9 +462,16 @@ class Buffalo(Game):
             )
         named = self._named(after, dogs, parts, shown)
         placements = send_home(after, dogs, named)
-        # With too little room on row 2 only the default placement is allowed (its canonical
-        # text names the squares it used, so that text must still read back).
-        if not room_for(after, dogs) and placements != send_home(after, dogs, {}):
+        if room_for(after, dogs):
+            if len(placements) < len(dogs):
+                raise IllegalMoveError(
+                    f"{shown}: with those squares taken, the dog on "
+                    f"{name(next(d for d in dogs if d not in dict(placements)))} has no other "
+                    "empty square of row 2; name other squares or leave out dog:"
+                )
+        elif placements != send_home(after, dogs, {}):
+            # With too little room only the default placement is allowed (its canonical text
+            # names the squares it used, so that text must still read back).
             raise IllegalMoveError(
                 f"{shown}: row 2 has no room for every enclosed dog; leave out dog: and they "
                 "go to the nearest free squares"
@@ -463,6 +492,11 @@ class Buffalo(Game):
                 raise IllegalMoveError(
                     f"{shown}: an enclosed dog goes back to row 2, not to {name(target)}"
                 )
+            if part[1] is not None and target == _square_of(part[1], part[2], shown):
+                raise IllegalMoveError(
+                    f"{shown}: an enclosed dog leaves its square: name another empty square "
+                    f"of row 2 than {name(target)}"
+                )
             if target not in free or target in named.values() or target in plain:
                 raise IllegalMoveError(
                     f"{shown}: {name(target)} is not free for a dog (each dog: needs its own "
@@ -481,7 +515,13 @@ class Buffalo(Game):
         if len(plain) > len(unnamed):
             count = "one dog" if len(dogs) == 1 else f"{len(dogs)} dogs"
             raise IllegalMoveError(f"{shown}: this move encloses {count}, but names more squares")
-        named.update(zip(unnamed, plain, strict=False))
+        for dog, target in zip(unnamed, plain, strict=False):
+            if dog == target:
+                raise IllegalMoveError(
+                    f"{shown}: the dog on {name(dog)} is enclosed there and must leave: name "
+                    "another empty square of row 2"
+                )
+            named[dog] = target
         return named
 
     def format_move(self, state: BuffaloState, move: BuffaloMove) -> str:

@@ -204,6 +204,24 @@ class ExtinctionBoard(chess.Board):
         rows = ("".join(cells[rank * 8 : rank * 8 + 8]) for rank in range(7, -1, -1))
         return _EMPTY_RUN.sub(lambda run: str(len(run.group())), "/".join(rows))
 
+    def castling_xfen(self) -> str:
+        """The FEN castling field: ``K``/``Q``/``k``/``q`` for the corner rooks that keep their
+        right. python-chess measures each rook from the side's one king, which after a
+        promotion to king may be the new one (``KAk`` for ``KQk``); here rights belong to the
+        king on e1/e8 and the corner rooks only."""
+        rights = self.clean_castling_rights()
+        field = "".join(
+            letter
+            for letter, corner in (
+                ("K", chess.H1),
+                ("Q", chess.A1),
+                ("k", chess.H8),
+                ("q", chess.A8),
+            )
+            if rights & chess.BB_SQUARES[corner]
+        )
+        return field or "-"
+
     def status(self) -> chess.Status:
         """As in chess, except that a side may have no king or several."""
         status = super().status()
@@ -432,10 +450,27 @@ class _MoveReader:
         core = compact.rstrip("+#!?")
         if core.upper().replace("0", "O") in _CASTLES:
             return self._castle(_CASTLES[core.upper().replace("0", "O")])
+        if core[:1] in "KQRBN" and core:
+            # A capital piece letter is SAN, read by python-chess: "B2d5" is the bishop from
+            # rank 2 even though it also reads as the coordinates b2-d5.
+            try:
+                return self.board.parse_san(core)
+            except ValueError:
+                pass  # coordinates after all, or a mistake to explain below
         lowered = core.lower()
         coords = _COORD_RE.fullmatch(lowered)
         if coords:
-            return self._coordinates(*coords.groups())
+            try:
+                return self._coordinates(*coords.groups())
+            except IllegalMoveError:
+                if core[:1] != "b":
+                    raise
+                # "b2d5" where no piece on b2 goes to d5: the bishop from rank 2, if one does.
+                try:
+                    return self.board.parse_san("B" + core[1:])
+                except ValueError:
+                    pass
+                raise
         if core[:1] in ("k", "q", "r", "n"):
             core = core[0].upper() + core[1:]
         head, tail = (core[0], core[1:]) if core[:1] in "KQRBN" and core else ("", core)

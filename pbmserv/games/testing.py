@@ -489,6 +489,27 @@ def check_replay(playout: Playout, dumps: Sequence[Mapping[str, Any]] | None = N
             raise _fail(f"{playout.where(ply)}: the replayed state differs from the played one")
 
 
+def check_texts_read_back(playout: Playout, per_position: int = 24) -> None:
+    """In every position of the game (not only the sampled ones), the text of each legal move
+    (up to ``per_position`` of them, chosen at random) parses back to a move written the same
+    way: a notation clash that needs a rare position (two bishops on one file) shows up here."""
+    game = playout.game
+    rng = random.Random(f"texts:{playout.seed}")
+    for ply, state in enumerate(playout.states):
+        for seat in sorted(game.to_move(state).seats):
+            moves = game.legal_moves(state, seat)
+            for move in rng.sample(moves, min(per_position, len(moves))):
+                text = game.format_move(state, move)
+                try:
+                    again = game.format_move(state, game.parse_move(state, seat, text))
+                except MoveError as exc:
+                    raise _fail(
+                        f"{playout.where(ply)}: legal move {text!r} does not parse: {exc}"
+                    ) from None
+                if again != text:
+                    raise _fail(f"{playout.where(ply)}: {text!r} reads back as {again!r}")
+
+
 def check_repeated_moves(playout: Playout, tries_per_position: int = 2) -> None:
     """A text played earlier, sent again later by the same seat in the same stage, is refused
     with IllegalMoveError or AmbiguousMoveError, unless the game lists it as legal again."""
@@ -535,7 +556,8 @@ def check_playout(
 ) -> Playout:
     """Play one random game and check it: about ``positions`` positions spread over the game
     (always the start and the end) get :func:`check_position`; the start, middle and last
-    position before the end get :func:`check_garbage`; then replay and repeated moves."""
+    position before the end get :func:`check_garbage`; then replay, every position's move texts
+    (:func:`check_texts_read_back`) and repeated moves."""
     fresh = [_normal_json(game.dump(game.new_game(options, random.Random(seed))), "") for _ in "ab"]
     playout = random_playout(game, options, seed, max_plies=max_plies)
     if fresh[0] != fresh[1]:
@@ -566,6 +588,7 @@ def check_playout(
         if not any(varied):
             raise _fail(f"{playout.where()}: vary_hidden never changed a state in the game")
     check_replay(playout, dumps)
+    check_texts_read_back(playout)
     check_repeated_moves(playout)
     return playout
 

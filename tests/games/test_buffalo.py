@@ -302,11 +302,57 @@ def test_default_placement_prefers_the_lower_column_on_a_tie() -> None:
     assert at(after, "c2") == "D" and after.last_move == "e6-e5 dog:c2"
 
 
-def test_a_dog_enclosed_on_row_two_stays_unless_moved() -> None:
-    state = rebel({"c2": "B", "e3": "B", "d2": "D", "k3": "C"})
-    assert at(play(state, "e2"), "d2") == "D"
-    moved = play(state, "e2 dog:a2")
-    assert at(moved, "a2") == "D" and at(moved, "d2") == "."
+def test_a_dog_enclosed_on_row_two_goes_to_another_row_two_square() -> None:
+    # The position (SPEC 4.4): c3-c2 encloses the dog on d2 between c2 and e2.
+    state = rebel(
+        {"f2": "C", "d2": "D", "h2": "D", "i2": "D", "a5": "D", "c3": "B", "e2": "B", "a7": "B"}
+    )
+    after = play(state, "c3-c2")
+    # b2 is the nearest other empty square of row 2 (two columns away; g2 and a2 are three).
+    assert at(after, "d2") == "." and at(after, "b2") == "D"
+    assert after.last_move == "c3-c2 dog:b2"
+    assert enclosed_dogs(after.cells) == []
+    assert GAME.parse_move(state, BLACK, after.last_move) == GAME.parse_move(state, BLACK, "c2")
+    # Every legal c3-c2 sends the dog somewhere else on row 2; none keeps it on d2.
+    targets = {m.placements for m in GAME.legal_moves(state, BLACK) if m.src == idx("c3")}
+    assert targets == {((idx("d2"), idx(sq)),) for sq in ("a2", "b2", "d2", "g2", "j2", "k2")} - {
+        ((idx("d2"), idx("d2")),)
+    }
+    moved = play(state, "c2 dog:k2")
+    assert at(moved, "k2") == "D" and at(moved, "d2") == "."
+    for text in ("c2 dog:d2", "c2 dog:d2>d2"):
+        with pytest.raises(IllegalMoveError, match="must leave|leaves its square") as caught:
+            GAME.parse_move(state, BLACK, text)
+        assert str(caught.value).startswith(f'"{text}"')
+    check_position(GAME, state)
+
+
+def test_a_dog_enclosed_on_row_two_stays_only_without_another_empty_square() -> None:
+    # Row 2 is full but for d2, where the enclosed dog stands: it has nowhere else to go.
+    row2 = dict(zip((f"{c}2" for c in LETTERS), "CD.DBBBBBBB", strict=True))
+    del row2["c2"]
+    state = rebel({**row2, "c3": "B", "a7": "B", "i5": "D", "k5": "D"})
+    after = play(state, "c3-c2")
+    assert at(after, "d2") == "D" and after.last_move == "c3-c2"
+    c3_moves = [m for m in GAME.legal_moves(state, BLACK) if m.src == idx("c3")]
+    assert [GAME.format_move(state, m) for m in c3_moves] == ["c3-c2"]
+    check_position(GAME, state)
+
+
+def test_dogs_enclosed_on_row_two_swap_rather_than_stay() -> None:
+    # Three dogs enclosed on row 2 with only their own squares free: nearest-first would strand
+    # the last one on its own square, so the placement moving all three is used.
+    row2 = dict(zip((f"{c}2" for c in LETTERS), "BDBDBDBCBBB", strict=True))
+    del row2["e2"]
+    state = rebel({**row2, "e3": "B", "a7": "B", "k5": "D"})
+    after = play(state, "e3-e2")
+    dogs = [idx(sq) for sq in ("b2", "d2", "f2")]
+    placements = GAME.parse_move(state, BLACK, "e2").placements
+    assert len(placements) == 3 and all(dog != target for dog, target in placements)
+    assert sorted(t for _, t in placements) == dogs
+    assert squares_of(after, "D") == ["b2", "d2", "f2", "k5"]
+    assert GAME.parse_move(state, BLACK, after.last_move).placements == placements
+    check_position(GAME, state)
 
 
 def test_a_dog_walking_between_two_buffalo_goes_home_after_the_next_buffalo_move() -> None:
@@ -350,12 +396,14 @@ def test_dog_words_belong_to_buffalo_moves_of_rebel_games_only() -> None:
 
 def test_when_row_two_is_full_the_dogs_without_room_stay() -> None:
     # Row 2 is crowded: dogs on b2, f2, h2 are enclosed there, and e6-e5 encloses d5 as well.
+    # Lifted, they leave three squares for four dogs; each row-2 dog takes the nearest square
+    # other than its own, and d5 finds none and stays.
     row2 = dict(zip((f"{c}2" for c in LETTERS), "BDBCBDBDBBB", strict=True))
     state = rebel({**row2, "c5": "B", "e6": "B", "d5": "D"})
     assert not room_for(play_cells(state, "e6", "e5"), enclosed_dogs(play_cells(state, "e6", "e5")))
     after = play(state, "e5")
     assert squares_of(after, "D") == ["b2", "d5", "f2", "h2"]
-    assert after.last_move == "e6-e5 dog:b2>b2 dog:f2>f2 dog:h2>h2"
+    assert after.last_move == "e6-e5 dog:b2>f2 dog:f2>h2 dog:h2>b2"
     assert GAME.parse_move(state, BLACK, after.last_move) == GAME.parse_move(state, BLACK, "e5")
     with pytest.raises(IllegalMoveError, match="no room for every enclosed dog"):
         GAME.parse_move(state, BLACK, "e6-e5 dog:d5>b2")

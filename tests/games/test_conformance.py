@@ -20,6 +20,7 @@ from pbmserv.games.testing import (
     check_options,
     check_playout,
     check_spec,
+    check_texts_read_back,
     option_sets,
     random_playout,
     replay,
@@ -107,6 +108,28 @@ class TwistedFormat(Chameleon):
         if isinstance(move, Place):
             move = move._replace(piece="o" if move.piece == "x" else "x")
         return super().format_move(state, move)
+
+
+class RareMisread(Chameleon):
+    """Reads a move on column e as another move, but only at ply 3 (as Extinction once read
+    B2d5, a bishop named by its rank, as the coordinates b2-d5)."""
+
+    def parse_move(self, state, seat, text):  # type: ignore[no-untyped-def]
+        move = super().parse_move(state, seat, text)
+        if state.ply == 3 and text.startswith("e"):
+            others = [m for m in self.legal_moves(state, seat) if m != move]
+            return others[0]
+        return move
+
+
+def test_the_kit_reads_back_the_moves_of_every_position_not_only_the_sampled_ones() -> None:
+    game = RareMisread()
+    # Two sampled positions (the start and the end), one move each: ply 3 is checked only by
+    # the every-position text check.
+    with pytest.raises(ConformanceError, match=r"ply 3: 'e\w+' reads back as"):
+        check_playout(game, {"size": 5}, seed=1, positions=2, moves_per_position=1)
+    with pytest.raises(ConformanceError, match="reads back as"):
+        check_texts_read_back(random_playout(game, {"size": 5}, seed=1))
 
 
 @pytest.mark.parametrize(

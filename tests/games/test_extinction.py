@@ -42,7 +42,7 @@ from pbmserv.games.extinction import (
     ExtinctionState,
     position,
 )
-from pbmserv.games.testing import random_playout
+from pbmserv.games.testing import random_playout, replay
 
 RNG = random.Random(0)  # Extinction Chess draws nothing; any generator will do
 HELP = Path(__file__).parents[2] / "templates" / "help" / "extinction.txt.j2"
@@ -230,6 +230,17 @@ def test_a_promoted_king_on_the_move_leaves_castling_rights_alone() -> None:
     assert state.fen.split()[2] == "KQk"
     reloaded = GAME.load(GAME.dump(play(["a8=K", "h6"], position(KING_PROMOTION))))
     assert play(["Kb7", "h5"], reloaded) == state
+
+
+def test_promotion_to_king_onto_a_corner_keeps_the_castling_field_kqk() -> None:
+    # b7xa8=K takes Black's a8 rook: Black keeps kingside only, White both. python-chess
+    # would measure White's rooks from the new king on a8 and write "KAk".
+    state = play(["b7a8k"], position("rnbqk1nr/1Ppppppp/8/8/8/8/8/RNBQKBNR w KQkq - 0 1"))
+    assert state.fen.split()[2] == "KQk"
+    board = state.board()
+    assert board.castling_rights == chess.BB_A1 | chess.BB_H1 | chess.BB_H8
+    assert ExtinctionBoard(state.fen).fen() == state.fen
+    assert GAME.load(GAME.dump(state)).fen == state.fen
 
 
 # White: king e1, queen d1, bishop f1, knight g1, rook h1, pawns b7 h2.
@@ -425,6 +436,35 @@ def test_ways_to_write_a_pawn_capture(text: str) -> None:
     assert GAME.parse_move(state, 0, text) == chess.Move.from_uci("e4d5")
 
 
+RANK_TWINS = ["g4", "f5", "g5", "a6", "g6", "a5", "gxh7", "a4", "hxg8=B", "a3", "Bg2", "Nc6"]
+
+
+@pytest.mark.parametrize(("text", "uci"), [("B2d5", "g2d5"), ("B8d5", "g8d5")])
+def test_a_bishop_named_by_its_rank_is_san_not_coordinates(text: str, uci: str) -> None:
+    # Bishops on g2 and g8 both reach d5: SAN names them by rank, B2d5 and B8d5, which also
+    # read as the coordinates b2-d5 and b8-d5. The piece letter wins.
+    state = play(RANK_TWINS)
+    move = chess.Move.from_uci(uci)
+    assert GAME.format_move(state, move) == text
+    assert GAME.parse_move(state, 0, text) == move
+    assert GAME.parse_move(state, 0, uci) == move
+    assert GAME.parse_move(state, 0, text.lower()) == move  # b2d5: no piece on b2 goes to d5
+    after = play([text], state)
+    # The record replays: what admin undo and every reload rely on.
+    record = [(k % 2, t) for k, t in enumerate([*RANK_TWINS, text])]
+    assert replay(GAME, {}, 0, record)[-1].fen == after.fen
+
+
+def test_coordinates_still_read_where_only_they_make_sense() -> None:
+    # The queen on b1 reaches d3 over the empty c2; neither bishop of rank 1 can: "B1d3" is
+    # no bishop move, so it is the coordinates b1-d3.
+    state = position("rnbqkbnr/pppppppp/8/8/8/8/PP1PPPPP/RQB1KBNR w KQkq - 0 1")
+    queen = chess.Move.from_uci("b1d3")
+    assert GAME.parse_move(state, 0, "B1d3") == queen
+    assert GAME.parse_move(state, 0, "b1-d3") == queen
+    assert GAME.format_move(state, queen) == "Qd3"
+
+
 def test_a_small_b_is_a_pawn_first_then_a_bishop() -> None:
     # 1.b3 e6 2.c4 d5: bxc4 is the pawn, bb2 (no pawn can go there) the bishop.
     state = play(["b3", "e6", "c4", "d5", "Nc3", "dxc4"])
@@ -528,6 +568,39 @@ def test_every_legal_move_reads_back_in_san_and_coordinates(seed: int, pick: ran
                     uci, uci.upper(), f"{uci[:2]}-{uci[2:]}", f" {uci[:2]} {uci[2:]} "]  # fmt: skip
         for text in variants:
             assert GAME.parse_move(state, seat, text) == move, (state.fen, text)
+
+
+_EXTRAS = st.lists(st.sampled_from("QRBNqrbn"), min_size=2, max_size=8)
+
+
+@settings(max_examples=150, deadline=None)
+@given(extras=_EXTRAS, pick=st.randoms(use_true_random=False), white=st.booleans())
+def test_every_legal_move_of_crowded_positions_reads_back(
+    extras: list[str], pick: random.Random, white: bool
+) -> None:
+    # One of each kind a side, plus extra pieces: two rooks, bishops, knights or queens that
+    # reach one square are common here, so SAN names them by file, by rank or by both.
+    pieces = [*"KQRBNP", *"kqrbnp", *extras]
+    squares = pick.sample(range(64), len(pieces))
+    board = chess.Board(None)
+    for symbol, square in zip(pieces, squares, strict=True):
+        if symbol in "Pp" and chess.square_rank(square) in (0, 7):
+            square = chess.square(chess.square_file(square), 3)
+            if board.piece_at(square) is not None:
+                return
+        board.set_piece_at(square, chess.Piece.from_symbol(symbol))
+    board.turn = white
+    state = position(board.fen())
+    seats = GAME.to_move(state).seats
+    if not seats:
+        return  # stalemate: a drawn position
+    (seat,) = seats
+    for move in GAME.legal_moves(state, seat):
+        if move == DRAW:
+            continue
+        text = GAME.format_move(state, move)
+        assert GAME.parse_move(state, seat, text) == move, (state.fen, text)
+        assert GAME.parse_move(state, seat, move.uci()) == move, (state.fen, move.uci())
 
 
 # --- storage -------------------------------------------------------------------------------
@@ -699,6 +772,10 @@ def test_help_renders_with_short_lines() -> None:
     assert all(len(line) < 78 for line in text.splitlines())
     for word in ("e8=K", "O-O", "draw", "pgn", "stalemate", "en passant"):
         assert word.lower() in text.lower()
+    # The double-extinction ruling (ours and the inventor's; Fairy-Stockfish differs).
+    flat = " ".join(text.split())
+    assert "wipes out a kind on both sides at once" in flat
+    assert "the player who moved wins" in flat
 
 
 def test_the_help_example_game_replays_to_its_diagram() -> None:

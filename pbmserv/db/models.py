@@ -46,6 +46,8 @@ class User(Base):
     password_hash: Mapped[str] = mapped_column(String(200))
     disabled: Mapped[bool] = mapped_column(Boolean, default=False)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    # When the owner was last told that someone is guessing this account's password.
+    guess_alert_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class GameRow(Base):
@@ -137,6 +139,8 @@ class InboxMessage(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     dedupe_key: Mapped[str] = mapped_column(String(300))
     envelope_from: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    # The header From address (lower-cased), read cheaply at storing time for rate limits.
+    from_address: Mapped[str | None] = mapped_column(String(320), nullable=True)
     raw: Mapped[bytes] = mapped_column(LargeBinary)
     received_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # pending | done | ignored | failed
@@ -145,11 +149,30 @@ class InboxMessage(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     processed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     summary: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # A message whose processing failed waits until then, so it never holds up the others.
+    not_before: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     __table_args__ = (
         UniqueConstraint("dedupe_key", name="uq_inbox_dedupe_key"),
         Index("ix_inbox_status_id", "status", "id"),
         Index("ix_inbox_from_received", "envelope_from", "received_at"),
+        Index("ix_inbox_fromaddr_received", "from_address", "received_at"),
+    )
+
+
+class AuthFailure(Base):
+    """A wrong password: counted per user id and per sender to slow down guessing."""
+
+    __tablename__ = "auth_failures"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    userid: Mapped[str] = mapped_column(String(64))
+    sender: Mapped[str] = mapped_column(String(320))
+    failed_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    __table_args__ = (
+        Index("ix_auth_failures_userid_at", "userid", "failed_at"),
+        Index("ix_auth_failures_sender_at", "sender", "failed_at"),
     )
 
 
@@ -171,6 +194,8 @@ class OutboxMessage(Base):
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     lease_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    # Who holds the lease (a token per delivery run): only the holder may mark the row.
+    lease_owner: Mapped[str | None] = mapped_column(String(40), nullable=True)
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)

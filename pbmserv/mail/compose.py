@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import quopri
 from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from email.message import EmailMessage
 from email.utils import format_datetime, make_msgid
 from functools import cache
 from typing import Any
@@ -14,6 +15,7 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pbmserv.config import Settings
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
+from pbmserv.mail import headers
 from pbmserv.resources import templates_dir
 
 
@@ -53,6 +55,14 @@ def _domain(address: str) -> str:
     return address.rpartition("@")[2] or "localhost"
 
 
+@dataclass(frozen=True)
+class Composed:
+    """An outgoing message: its Message-ID and its bytes (newline line endings)."""
+
+    message_id: str
+    raw: bytes
+
+
 def build_message(
     *,
     settings: Settings,
@@ -63,26 +73,41 @@ def build_message(
     auto_submitted: str,
     in_reply_to: str | None = None,
     references: Sequence[str] = (),
-) -> EmailMessage:
-    message = EmailMessage()
-    message["From"] = f"pbmserv <{settings.address}>"
-    message["To"] = to
-    message["Subject"] = subject
-    message["Date"] = format_datetime(now)
-    message["Message-ID"] = make_msgid(domain=_domain(settings.address))
-    message["Auto-Submitted"] = auto_submitted
-    message["X-Loop"] = settings.address
-    if in_reply_to:
-        message["In-Reply-To"] = in_reply_to
-        message["References"] = " ".join([*references, in_reply_to][-10:])
+) -> Composed:
+    """The message as bytes; every header value goes through :mod:`pbmserv.mail.headers`.
+    ValueError if ``to`` is not an address we can write (see ``headers.safe_address``)."""
+    message_id = make_msgid(domain=_domain(settings.address))
+    threading: list[str | None] = []
+    if in_reply_to and headers.safe_message_id(in_reply_to):
+        threading = [
+            headers.ids_field("In-Reply-To", [in_reply_to]),
+            headers.ids_field("References", [*references, in_reply_to][-10:]),
+        ]
+    if not body.endswith("\n"):
+        body += "\n"
     # Plain ASCII stays readable as it is; anything else is quoted-printable.
     plain = body.isascii() and all(len(line) <= 998 for line in body.splitlines())
-    message.set_content(body, charset="utf-8", cte="7bit" if plain else "quoted-printable")
-    return message
+    encoded = body.encode("ascii") if plain else quopri.encodestring(body.encode("utf-8"))
+    block = headers.header_block(
+        [
+            headers.mailbox_field("From", settings.address, "pbmserv"),
+            headers.mailbox_field("To", to),
+            headers.text_field("Subject", subject),
+            headers.raw_field("Date", format_datetime(now)),
+            headers.raw_field("Message-ID", message_id),
+            headers.raw_field("Auto-Submitted", auto_submitted),
+            headers.mailbox_field("X-Loop", settings.address),
+            *threading,
+            "MIME-Version: 1.0",
+            'Content-Type: text/plain; charset="utf-8"',
+            f"Content-Transfer-Encoding: {'7bit' if plain else 'quoted-printable'}",
+        ]
+    )
+    return Composed(message_id, block + b"\n" + encoded)
 
 
 def reply_subject(original: str) -> str:
-    original = " ".join(printable(original).split())[:200]
+    original = headers.safe_text(printable(original))
     if not original:
         return "Re: your message to pbmserv"
     return original if original.lower().startswith("re:") else f"Re: {original}"

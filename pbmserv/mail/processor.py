@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import or_, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
@@ -32,6 +32,7 @@ from pbmserv.mail.compose import (
     reply_subject,
 )
 from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
+from pbmserv.mail.headers import safe_address
 
 log = logging.getLogger("pbmserv.process")
 
@@ -49,11 +50,18 @@ def queue(
     now: datetime,
     inbox_id: int | None,
     answering: IncomingMail | None = None,
-) -> None:
+) -> bool:
     """Compose a message and put it in the outbox (in the caller's transaction).
 
     ``answering``: the message this one replies to (threading headers, auto-replied).
+    False, with one log line, when ``to`` is no address we can safely write and send to.
     """
+    if safe_address(to) is None:
+        log.warning(
+            "not answering an address we cannot write safely",
+            extra={"fields": {"inbox": inbox_id, "kind": kind, "to": ascii(to)[:120]}},
+        )
+        return False
     message = build_message(
         settings=settings,
         to=to,
@@ -67,16 +75,17 @@ def queue(
     session.add(
         OutboxMessage(
             inbox_id=inbox_id,
-            message_id=message["Message-ID"],
+            message_id=message.message_id,
             recipient=to,
             kind=kind,
-            raw=bytes(message),
+            raw=message.raw,
             status="pending",
             attempts=0,
             next_attempt_at=now,
             created_at=now,
         )
     )
+    return True
 
 
 @dataclass(frozen=True)
@@ -166,10 +175,13 @@ def queue_notifications(
         )
 
 
-def _claim_next(session: Session) -> InboxMessage | None:
+def _claim_next(session: Session, now: datetime) -> InboxMessage | None:
     query = (
         select(InboxMessage)
-        .where(InboxMessage.status == "pending")
+        .where(
+            InboxMessage.status == "pending",
+            or_(InboxMessage.not_before.is_(None), InboxMessage.not_before <= now),
+        )
         .order_by(InboxMessage.id)
         .limit(1)
         # Several servers on one PostgreSQL database each take a different message.
@@ -181,59 +193,89 @@ def _claim_next(session: Session) -> InboxMessage | None:
 def process_one(
     factory: sessionmaker[Session], settings: Settings, clock: Callable[[], datetime] = utcnow
 ) -> bool:
-    """Process the oldest pending message. False when there was none."""
-    failed_id: int | None = None
-    error_text = ""
-    with transaction(factory) as session:
-        row = _claim_next(session)
-        if row is None:
-            return False
-        now = clock()
-        savepoint = session.begin_nested()
-        try:
+    """Process the oldest pending message that is due. False when there was none.
+
+    Whatever goes wrong with one message (its commands, its reply, even the commit) is
+    recorded against that message alone, so it can never hold up the ones behind it.
+    """
+    claimed: int | None = None
+    try:
+        with transaction(factory) as session:
+            now = clock()
+            row = _claim_next(session, now)
+            if row is None:
+                return False
+            claimed = row.id
             handled = _handle(session, settings, row, now)
-            savepoint.commit()
-        except Exception as error:  # a bug must not lose the message or stop the server
-            savepoint.rollback()
-            failed_id, error_text = row.id, f"{type(error).__name__}: {error}"
-            log.exception("processing inbox message %s failed", row.id)
-        else:
             row.processed_at = now
             row.summary = handled.summary[:2000]
-            log.info("processed", extra={"fields": {"inbox": row.id, **handled.fields}})
-            return True
-    _record_failure(factory, settings, failed_id, error_text, clock())
+        log.info("processed", extra={"fields": {"inbox": claimed, **handled.fields}})
+        return True
+    except Exception as error:  # a bug must not lose the message or stop the server
+        if claimed is None:
+            raise  # the database itself: the worker logs it and tries again shortly
+        log.exception("processing inbox message %s failed", claimed)
+        error_text = f"{type(error).__name__}: {error}"
+    if _record_failure(factory, claimed, error_text, clock()):
+        _apologise(factory, settings, claimed, clock())
     return True
 
 
+def _retry_delay(attempts: int) -> timedelta:
+    """How long a failed message waits before its next try: the others go first."""
+    return timedelta(seconds=min(300, 2**attempts))
+
+
 def _record_failure(
-    factory: sessionmaker[Session], settings: Settings, inbox_id: int, error: str, now: datetime
-) -> None:
-    """Count a failed attempt; after MAX_ATTEMPTS give up, keep the message, tell the sender."""
+    factory: sessionmaker[Session], inbox_id: int, error: str, now: datetime
+) -> bool:
+    """Count a failed attempt in a transaction of its own (nothing in it can fail on the
+    message's content); after MAX_ATTEMPTS the message is quarantined as ``failed``, kept
+    whole for the operator (``pbmserv admin inbox``). True when it was just quarantined."""
     with transaction(factory) as session:
         row = session.get(InboxMessage, inbox_id)
         if row is None or row.status != "pending":
-            return
+            return False
         row.attempts += 1
         row.error = error[:4000]
         if row.attempts < MAX_ATTEMPTS:
-            return
+            row.not_before = now + _retry_delay(row.attempts)
+            return False
         row.status = "failed"
         row.processed_at = now
-        mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
-        if mail.sender and not mail.auto_reason:
-            body = render("mail/internal_error.txt.j2", {"server_address": settings.address})
-            queue(
-                session,
-                settings,
-                to=mail.sender,
-                kind="reply",
-                subject="pbmserv could not process your message",
-                body=body,
-                now=now,
-                inbox_id=row.id,
-                answering=mail,
-            )
+        log.error(
+            "inbox message quarantined after %s failed attempts",
+            row.attempts,
+            extra={"fields": {"inbox": row.id, "status": "failed"}},
+        )
+        return True
+
+
+def _apologise(
+    factory: sessionmaker[Session], settings: Settings, inbox_id: int, now: datetime
+) -> None:
+    """Tell the sender of a quarantined message, if we can; a failure here is only logged."""
+    try:
+        with transaction(factory) as session:
+            row = session.get(InboxMessage, inbox_id)
+            if row is None:
+                return
+            mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
+            if mail.sender and not mail.auto_reason:
+                body = render("mail/internal_error.txt.j2", {"server_address": settings.address})
+                queue(
+                    session,
+                    settings,
+                    to=mail.sender,
+                    kind="reply",
+                    subject="pbmserv could not process your message",
+                    body=body,
+                    now=now,
+                    inbox_id=row.id,
+                    answering=mail,
+                )
+    except Exception:
+        log.exception("could not queue the apology for quarantined inbox message %s", inbox_id)
 
 
 def process_pending(

@@ -1,0 +1,90 @@
+"""A message whose processing fails is retried a bounded number of times, then quarantined;
+it never holds up the messages behind it. Real SMTP in and out, a real database."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from sqlalchemy import select
+
+from pbmserv.core.commands import TOP_LEVEL
+from pbmserv.db.models import InboxMessage
+from pbmserv.mail.processor import MAX_ATTEMPTS
+from tests.support import Sink, make_mail, settle, smtp_send
+
+pytestmark = pytest.mark.db
+
+# Addresses the listener accepts but that no header can safely carry: the email package
+# raised IndexError and ValueError building a reply to them, forever.
+UNANSWERABLE = ["=?utf-8?q??=@x.test", "=?utf-8?b?YQ0KWC1FdmlsOiAx?=@ex.test"]
+
+
+@pytest.fixture
+def poisoned_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``help poison`` crashes inside the command, as a bug in a handler would."""
+    spec = TOP_LEVEL["help"]
+
+    def handler(ctx, line, game):  # type: ignore[no-untyped-def]
+        if "poison" in line.words:
+            raise RuntimeError("a bug in a handler")
+        return spec.handler(ctx, line, game)
+
+    monkeypatch.setitem(TOP_LEVEL, "help", type(spec)(**{**spec.__dict__, "handler": handler}))
+
+
+def raw_from(address: str, subject: str) -> bytes:
+    return (
+        f"From: {address}\r\nTo: pbmserv@localhost\r\nSubject: {subject}\r\n"
+        f"Message-ID: <{time.monotonic_ns()}@test.example>\r\n\r\n\r\n"
+    ).encode()
+
+
+def test_good_mail_interleaved_with_poison_is_all_answered_and_poison_quarantined(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink, poisoned_help
+) -> None:
+    good = [f"good{k}@example.org" for k in range(8)]
+    poison = [f"poison{k}@example.org" for k in range(3)]
+    for k, address in enumerate(good):
+        if k < len(poison):
+            assert smtp_send(server.port, make_mail(poison[k], "help poison"))[0] == 250
+        for unanswerable in UNANSWERABLE if k == 1 else []:
+            assert (
+                smtp_send(server.port, raw_from(unanswerable, "help"), mail_from="x@x.test")[0]
+                == 250
+            )
+        assert smtp_send(server.port, make_mail(address, "help"))[0] == 250
+    # Every good message is answered while the poison still waits for its next try.
+    replies = sink.wait_for(lambda m: {r.to for r in m} >= set(good), timeout=20)
+    assert {r.to for r in replies} >= set(good)
+    settle(engine, timeout=40)
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(InboxMessage.status, InboxMessage.attempts, InboxMessage.error).order_by(
+                InboxMessage.id
+            )
+        ).all()
+    failed = [row for row in rows if row.status == "failed"]
+    assert len(failed) == len(poison)
+    assert all(row.attempts == MAX_ATTEMPTS and "a bug in a handler" in row.error for row in failed)
+    assert sum(row.status == "done" for row in rows) == len(good) + len(UNANSWERABLE)
+    # The poison senders get one apology each; the unanswerable addresses get nothing.
+    apologies = [r for r in sink.messages if r.subject == "pbmserv could not process your message"]
+    assert sorted(r.to for r in apologies) == sorted(poison)
+    assert not [r for r in sink.messages if "x.test" in r.to]
+    assert len(sink.messages) == len(good) + len(poison)
+
+
+def test_an_unanswerable_sender_whose_message_fails_is_quarantined_without_a_loop(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink, poisoned_help
+) -> None:
+    for address in UNANSWERABLE:
+        raw = raw_from(address, "help poison")
+        assert smtp_send(server.port, raw, mail_from="x@x.test")[0] == 250
+    assert smtp_send(server.port, make_mail("later@example.org", "help"))[0] == 250
+    sink.wait_for(lambda m: any(r.to == "later@example.org" for r in m))
+    settle(engine, timeout=40)
+    with engine.connect() as conn:
+        rows = conn.execute(select(InboxMessage.status, InboxMessage.attempts)).all()
+    assert sorted(rows) == sorted([("failed", MAX_ATTEMPTS)] * 2 + [("done", 0)])
+    assert [r.to for r in sink.messages] == ["later@example.org"]

@@ -53,3 +53,6 @@ def configure_logging(log_format: str = "text", verbose: bool = False) -> None:
         # migration runner's notices are detail for --verbose only.
         for noisy in ("mail.log", "alembic"):
             logging.getLogger(noisy).setLevel(logging.WARNING)
+    else:
+        # Never below INFO: aiosmtpd logs every DATA line at DEBUG, passwords and all.
+        logging.getLogger("mail.log").setLevel(logging.INFO)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from pbmserv.core.commands import GAME_COMMANDS, TOP_LEVEL
 from pbmserv.core.commands.play import play_verb
 from pbmserv.core.commands.registry import CommandSpec
@@ -37,6 +39,28 @@ def _error(command: str, error: CommandError, syntax: str | None) -> Section:
     )
 
 
+def _near(word: str, known: list[str]) -> str | None:
+    """The known word ``word`` is a slip of (``chamelon``, ``mvoe``), if any: only such a
+    word is quoted back, since a word we do not recognise may be a misplaced password."""
+    close = difflib.get_close_matches(word.lower(), known, n=1, cutoff=0.75)
+    return close[0] if close else None
+
+
+def _top_words() -> list[str]:
+    return [*TOP_LEVEL, *(g.SPEC.name for g in all_games())]
+
+
+def _game_words(game: Game) -> list[str]:
+    return [*GAME_COMMANDS, *(v.name for v in game.SPEC.verbs)]
+
+
+def _not_known(word: str, known: list[str], what: str) -> str:
+    guess = _near(word, known)
+    if guess is None:
+        return f"the {what} is not one we know"
+    return f'"{word}" is not one we know; did you mean "{guess}"?'
+
+
 def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
     first = line.words[0].lower()
     if first in TOP_LEVEL:
@@ -44,9 +68,8 @@ def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
     game = find_game(first)
     if game is None:
         names = ", ".join(g.SPEC.name for g in all_games())
-        raise CommandError(
-            f'"{line.words[0]}" is not a command or a game (games: {names})', hint=HELP_HINT
-        )
+        problem = _not_known(line.words[0], _top_words(), "first word (a command or a game)")
+        raise CommandError(f"{problem} (games: {names})", hint=HELP_HINT)
     if len(line.words) < 2:
         raise CommandError(
             f"what should {game.SPEC.name} do? Name a command after the game",
@@ -57,9 +80,9 @@ def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
     sub = line.words[1].lower()
     spec = GAME_COMMANDS.get(sub) or verb_command(game, sub)
     if spec is None:
-        names = [*GAME_COMMANDS, *(v.name for v in game.SPEC.verbs)]
+        names = _game_words(game)
         raise CommandError(
-            f'"{line.words[1]}" is not a {game.SPEC.name} command',
+            _not_known(line.words[1], names, f"word after {game.SPEC.name} (a command)"),
             syntax=f"{game.SPEC.name} " + "|".join(names) + " ...",
             hint=HELP_HINT,
         )
@@ -82,6 +105,35 @@ def verb_command(game: Game, name: str) -> CommandSpec | None:
     )
 
 
+def quote(text: str) -> str:
+    """``text`` as it may be quoted back in mail or written to a log: only words known not to
+    be secret. A command's passwords and any words past what it takes are masked; of a line
+    that is no command we know, only the first word (and a game's second) is shown."""
+    line = CommandLine.parse(text)
+    try:
+        spec, _game = _resolve(line)
+    except CommandError:
+        return _unknown_quote(line)
+    return line.masked(spec.secret_words, spec.shown_words(line.words))
+
+
+def _unknown_quote(line: CommandLine) -> str:
+    """A line we could not resolve: a game's name, and a word we know it is a slip of;
+    anything else as ********."""
+    if not line.words:
+        return ""
+    game = find_game(line.words[0])
+    if game is None:
+        known = _near(line.words[0], _top_words()) is not None
+        shown = [line.words[0] if known else "*" * 8]
+    else:
+        shown = [line.words[0]]
+        if len(line.words) > 1:
+            known = _near(line.words[1], _game_words(game)) is not None
+            shown.append(line.words[1] if known else "*" * 8)
+    return " ".join(shown) + (" ..." if len(line.words) > len(shown) else "")
+
+
 def dispatch_line(ctx: CommandContext, text: str) -> Section:
     """Run one command line. A user's mistake becomes an error Section and changes nothing."""
     line = CommandLine.parse(text)
@@ -90,7 +142,7 @@ def dispatch_line(ctx: CommandContext, text: str) -> Section:
     try:
         spec, game = _resolve(line)
     except CommandError as error:
-        return _error(line.raw, error, None)
+        return _error(_unknown_quote(line), error, None)
     section = _run(ctx, line, spec, game)
     if game is not None and game.SPEC.hidden_information and len(line.words) > 5:
         # The words after the password may be a secret move: the log keeps only the verb.
@@ -100,7 +152,7 @@ def dispatch_line(ctx: CommandContext, text: str) -> Section:
 
 
 def _run(ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: Game | None) -> Section:
-    quoted = line.masked(spec.secret_words)
+    quoted = line.masked(spec.secret_words, spec.shown_words(line.words))
     syntax = spec.syntax_for(game)
     if len(line.words) < spec.min_words:
         return _error(quoted, CommandError("some words are missing"), syntax)

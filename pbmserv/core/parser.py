@@ -25,7 +25,11 @@ class CommandLine:
         """The words from index ``start`` on, joined by single spaces."""
         return " ".join(self.words[start:])
 
-    def masked(self, secret_words: tuple[int, ...]) -> str:
-        """The line with its secret words (passwords) hidden, for quoting back in mail."""
-        words = ["*" * 8 if i in secret_words else w for i, w in enumerate(self.words)]
+    def masked(self, secret_words: tuple[int, ...], shown: int | None = None) -> str:
+        """The line with its secret words (passwords) hidden, for quoting back in mail; words
+        from index ``shown`` on (more than the command takes) are hidden too."""
+        words = [
+            "*" * 8 if i in secret_words or (shown is not None and i >= shown) else w
+            for i, w in enumerate(self.words)
+        ]
         return " ".join(words)

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
-from pbmserv.core.dispatch import dispatch_line, is_command
+from pbmserv.core.dispatch import dispatch_line, is_command, quote
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
@@ -31,7 +31,7 @@ from pbmserv.mail.compose import (
     render_reply_body,
     reply_subject,
 )
-from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
+from pbmserv.mail.decode import _REPLY_PREFIX, IncomingMail, command_lines, parse_message
 from pbmserv.mail.headers import safe_address
 
 log = logging.getLogger("pbmserv.process")
@@ -126,8 +126,7 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
     else:
         sections = [Section("mail/sections/no_command.txt.j2", {}, ok=False, summary="no command")]
     body = render_reply_body(sections, settings)
-    # A Subject that was the command is quoted back with its password masked.
-    subject = sections[0].command if lines == [mail.subject] else mail.subject
+    subject = _quoted_subject(mail.subject, lines)
     queue(
         session,
         settings,
@@ -152,6 +151,18 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
             "commands": [s.log_fields() for s in sections],
         },
     )
+
+
+def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
+    """The Subject to answer under, with nothing in it that could be a secret: a command is
+    quoted as dispatch quotes it; a reply's subject (most likely one of ours) stays; other
+    text shows its first words only."""
+    if lines == [subject] or is_command(subject):
+        return quote(subject)
+    if _REPLY_PREFIX.match(subject):
+        return subject
+    words = subject.split()
+    return " ".join(words[:2]) + (" ..." if len(words) > 2 else "")
 
 
 def queue_notifications(
@@ -209,6 +220,7 @@ def process_one(
             handled = _handle(session, settings, row, now)
             row.processed_at = now
             row.summary = handled.summary[:2000]
+            row.raw = redacted(row.raw)
         log.info("processed", extra={"fields": {"inbox": claimed, **handled.fields}})
         return True
     except Exception as error:  # a bug must not lose the message or stop the server
@@ -219,6 +231,26 @@ def process_one(
     if _record_failure(factory, claimed, error_text, clock()):
         _apologise(factory, settings, claimed, clock())
     return True
+
+
+_KEPT_HEADERS = (b"from", b"to", b"date", b"message-id", b"in-reply-to", b"references")
+
+
+def redacted(raw: bytes) -> bytes:
+    """What is kept of a processed message: its trace headers, never its Subject or body,
+    where passwords are (deduplication has its own key column and needs nothing of this)."""
+    head = raw.replace(b"\r\n", b"\n").split(b"\n\n", 1)[0]
+    kept, keep = [], False
+    for line in head.split(b"\n"):
+        if line[:1] in (b" ", b"\t"):
+            if keep:
+                kept.append(line)
+            continue
+        keep = line.split(b":", 1)[0].strip().lower() in _KEPT_HEADERS
+        if keep:
+            kept.append(line)
+    kept.append(b"X-Pbmserv-Redacted: subject and body removed once processed")
+    return b"\n".join(kept)[:8192] + b"\n\n"
 
 
 def _retry_delay(attempts: int) -> timedelta:

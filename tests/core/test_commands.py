@@ -69,10 +69,18 @@ def test_email_change_tells_both_addresses(players: Client) -> None:
 
 def test_unknown_commands_and_games_get_help(client: Client) -> None:
     section = client.run("frobnicate now")
-    assert not section.ok and "is not a command or a game" in section.text
-    assert "help" in section.text
+    assert not section.ok and "the first word (a command or a game) is not one we know" in (
+        section.text
+    )
+    assert "frobnicate" not in section.text and "help" in section.text
     section = client.run("chameleon dance 1")
-    assert not section.ok and "is not a chameleon command" in section.text
+    assert not section.ok and "the word after chameleon (a command) is not one" in section.text
+    # A slip of a known word is quoted, with what it was probably meant to be.
+    section = client.run("chamelon move 1 alice secret1 d4")
+    assert '"chamelon" is not one we know; did you mean "chameleon"?' in section.text
+    section = client.run("chameleon mvoe 1 alice secret1 d4")
+    assert '"mvoe" is not one we know; did you mean "move"?' in section.text
+    assert "secret1" not in section.text
     section = client.run("chameleon")
     assert not section.ok
 

@@ -99,7 +99,8 @@ def test_body_commands_in_a_reply_get_one_combined_answer(server, engine, sink: 
     text = reply.body
     assert "> signup alice ******** Alice" in text
     assert "> help commands" in text and "GAME move BOARD USERID PASSWORD MOVE" in text
-    assert '"bogus" is not a command or a game' in text
+    assert "> ******** ..." in text
+    assert "the first word (a command or a game) is not one we know" in text
     assert "garden" not in text
 
 

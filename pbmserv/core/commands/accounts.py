@@ -72,6 +72,7 @@ def signup(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sectio
     "change your password",
     secret_words=(2, 3),
     min_words=4,
+    max_words=4,
 )
 def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
     user = ctx.authenticate(line.words[1], line.words[2])
@@ -91,6 +92,7 @@ def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sect
     "change the address your boards and mail go to",
     secret_words=(2,),
     min_words=4,
+    max_words=4,
 )
 def email(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
     user = ctx.authenticate(line.words[1], line.words[2])

@@ -29,6 +29,7 @@ def _command_rows() -> list[dict[str, str]]:
     "help",
     "help [commands | GAME | COMMAND | TOPIC]",
     "this help: the index, the command summary, a game's rules",
+    max_words=2,
 )
 def help_command(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
     topic = line.words[1].lower() if len(line.words) > 1 else "index"

@@ -13,7 +13,7 @@ from pbmserv.games import all_games
 from pbmserv.games.base import Game
 
 
-@command("games", "games", "list the games you can play here")
+@command("games", "games", "list the games you can play here", max_words=1)
 def games(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
     active = dict(
         ctx.session.execute(
@@ -35,7 +35,13 @@ def games(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section
     return Section("mail/sections/games.txt.j2", {"games": rows}, summary="games")
 
 
-@command("status", "status USERID", "list a user's active boards and whose move it is", min_words=2)
+@command(
+    "status",
+    "status USERID",
+    "list a user's active boards and whose move it is",
+    min_words=2,
+    max_words=2,
+)
 def status(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
     user = ctx.require_user(line.words[1])
     rows = ctx.session.scalars(

@@ -39,12 +39,18 @@ def _split_options(words: tuple[str, ...]) -> tuple[dict[str, str], list[str]]:
     return options, names
 
 
+def _challenge_words(words: tuple[str, ...]) -> int:
+    """GAME challenge, its -OPTION=VALUE words, and two user ids."""
+    return 4 + sum(word.startswith("-") for word in words[2:])
+
+
 @command(
     "challenge",
     "GAME challenge [-OPTION=VALUE ...] USERID1 USERID2",
     "start a new board; USERID1 moves first",
     game_scoped=True,
     min_words=4,
+    max_words=_challenge_words,
 )
 def challenge(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
@@ -136,6 +142,7 @@ def play_verb(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sect
     game_scoped=True,
     secret_words=(4,),
     min_words=5,
+    max_words=5,
 )
 def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
@@ -152,6 +159,7 @@ def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     game_scoped=True,
     secret_words=(4,),
     min_words=3,
+    max_words=5,
 )
 def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
@@ -177,6 +185,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> 
     "the moves played so far on a board (FORMAT: a record such as pgn, where the game has one)",
     game_scoped=True,
     min_words=3,
+    max_words=4,
 )
 def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
@@ -240,6 +249,7 @@ def _exported_history(game: Game, board: Board, rows: list, fmt: str) -> Section
     game_scoped=True,
     secret_words=(4,),
     min_words=5,
+    max_words=5,
 )
 def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
@@ -271,6 +281,7 @@ def _observer_args(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[
     game_scoped=True,
     secret_words=(4,),
     min_words=5,
+    max_words=5,
 )
 def observe(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None
@@ -298,6 +309,7 @@ def observe(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
     game_scoped=True,
     secret_words=(4,),
     min_words=5,
+    max_words=5,
 )
 def unobserve(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None

@@ -11,6 +11,9 @@ from pbmserv.core.results import Section
 from pbmserv.games.base import Game
 
 Handler = Callable[[CommandContext, CommandLine, Game | None], Section]
+#: How many leading words of a line the command takes, known not to be secret (passwords
+#: aside): a number, a function of the words, or None when free text may follow.
+WordLimit = int | Callable[[tuple[str, ...]], int] | None
 
 
 @dataclass(frozen=True)
@@ -27,6 +30,12 @@ class CommandSpec:
     min_words: int = 1
     #: Extra paragraphs for "help COMMAND".
     details: str = ""
+    #: Words past this are quoted as ******** (a password typed where none belongs).
+    max_words: WordLimit = None
+
+    def shown_words(self, words: tuple[str, ...]) -> int | None:
+        """How many leading words may be quoted back (secret words still masked)."""
+        return self.max_words(words) if callable(self.max_words) else self.max_words
 
     def syntax_for(self, game: Game | None) -> str:
         return self.syntax.replace("GAME", game.SPEC.name) if game else self.syntax
@@ -45,12 +54,13 @@ def command(
     secret_words: tuple[int, ...] = (),
     min_words: int = 1,
     details: str = "",
+    max_words: WordLimit = None,
 ) -> Callable[[Handler], Handler]:
     """Register a command handler under ``name``."""
 
     def register(handler: Handler) -> Handler:
         spec = CommandSpec(
-            name, syntax, summary, handler, game_scoped, secret_words, min_words, details
+            name, syntax, summary, handler, game_scoped, secret_words, min_words, details, max_words
         )
         (GAME_COMMANDS if game_scoped else TOP_LEVEL)[name] = spec
         return handler

@@ -134,6 +134,12 @@ SUBCOMMANDS = {
 }
 
 
+def _tournament_words(words: tuple[str, ...]) -> int:
+    """As many words as the subcommand takes (two for one we do not know)."""
+    sub = SUBCOMMANDS.get(words[1].lower()) if len(words) > 1 else None
+    return sub.words if sub else 2
+
+
 @command(
     "tournament",
     SYNTAX,
@@ -141,6 +147,7 @@ SUBCOMMANDS = {
     secret_words=(4,),
     min_words=2,
     details=_help_topic(),
+    max_words=_tournament_words,
 )
 def tournament(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
     sub = SUBCOMMANDS.get(line.words[1].lower())

@@ -46,6 +46,11 @@ class Settings:
     # crash) takes it over.
     delivery_lease_seconds: float = 120.0
     max_commands_per_message: int = 30
+    # Wrong passwords allowed in a window, per user id and per sending address; above them a
+    # login is refused without even checking, and the owner is told once a day.
+    failed_logins_per_user: int = 10
+    failed_logins_per_sender: int = 30
+    failed_login_window_minutes: float = 15.0
     # Idle boards: a reminder after this many days without a move, a forfeit after that many.
     remind_after_days: float = 7.0
     forfeit_after_days: float = 28.0
@@ -94,6 +99,9 @@ ENV_NAMES = {
     "retry_max_seconds": "PBMSERV_RETRY_MAX_SECONDS",
     "delivery_lease_seconds": "PBMSERV_DELIVERY_LEASE_SECONDS",
     "max_commands_per_message": "PBMSERV_MAX_COMMANDS",
+    "failed_logins_per_user": "PBMSERV_FAILED_LOGINS_PER_USER",
+    "failed_logins_per_sender": "PBMSERV_FAILED_LOGINS_PER_SENDER",
+    "failed_login_window_minutes": "PBMSERV_FAILED_LOGIN_WINDOW_MINUTES",
     "remind_after_days": "PBMSERV_REMIND_AFTER_DAYS",
     "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
+from pbmserv.core import logins
 from pbmserv.core.passwords import burn_verification_time, verify_password
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import User
@@ -38,6 +39,8 @@ class CommandContext:
     message_id: str | None = None
     clock: Callable[[], datetime] = utcnow
     notifications: list[Notification] = field(default_factory=list)
+    #: User ids given with a wrong password by the command running (see core.logins).
+    failed_logins: list[str] = field(default_factory=list)
 
     def now(self) -> datetime:
         return self.clock()
@@ -54,15 +57,17 @@ class CommandContext:
         return user
 
     def authenticate(self, userid: str, password: str) -> User:
-        """The user, if the password is right; otherwise a CommandError that reveals nothing."""
+        """The user, if the password is right; otherwise a CommandError that reveals nothing:
+        an unknown user id and a wrong password get the same answer, in the same time."""
         user = self.find_user(userid)
+        logins.check_allowed(self, userid, user)
         if user is None:
             burn_verification_time(password)
-            raise _no_such_user(userid)
-        if not verify_password(user.password_hash, password):
+        if user is None or not verify_password(user.password_hash, password):
+            self.failed_logins.append(userid.lower()[:64])
             raise CommandError(
-                f'wrong password for "{user.display_id}"',
-                hint="Passwords are case-sensitive. Nothing was changed.",
+                "the user id or password is wrong",
+                hint="Passwords are case-sensitive; user ids are not. Nothing was changed.",
             )
         if user.disabled:
             raise _disabled(user)

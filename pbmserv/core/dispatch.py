@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 
+from pbmserv.core import logins
 from pbmserv.core.commands import GAME_COMMANDS, TOP_LEVEL
 from pbmserv.core.commands.play import play_verb
 from pbmserv.core.commands.registry import CommandSpec
@@ -164,6 +165,8 @@ def _run(ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: Game |
     except CommandError as error:
         savepoint.rollback()
         del ctx.notifications[notices_before:]
+        if ctx.failed_logins:
+            logins.record_failures(ctx)
         return _error(quoted, error, syntax)
     except BaseException:
         savepoint.rollback()

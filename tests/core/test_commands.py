@@ -48,7 +48,7 @@ def test_signup_mistakes(client: Client, line: str, problem: str) -> None:
 
 def test_password_change_needs_the_old_password(players: Client) -> None:
     wrong = players.run("password alice nope1234 newpass1")
-    assert not wrong.ok and "wrong password" in wrong.text
+    assert not wrong.ok and "the user id or password is wrong" in wrong.text
     assert wrong.command == "password alice ******** ********"
     assert players.run("password alice secret1 newpass1").ok
     assert players.run("status alice").ok
@@ -133,7 +133,7 @@ def test_moves_turns_passwords_and_errors(players: Client) -> None:
     out_of_turn = players.run("chameleon move 1 bob hunter22 c3x")
     assert not out_of_turn.ok and "not your turn" in out_of_turn.text
     wrong = players.run("chameleon move 1 alice WRONG c3x")
-    assert not wrong.ok and "wrong password" in wrong.text
+    assert not wrong.ok and "the user id or password is wrong" in wrong.text
     assert "WRONG" not in wrong.text and wrong.command.endswith("******** c3x")
     assert "chameleon move BOARD USERID PASSWORD MOVE" in wrong.text
     stranger = players.run("chameleon move 1 carol pass3333 c3x")

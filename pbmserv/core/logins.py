@@ -1,0 +1,88 @@
+"""Failed logins: counted per user id and per sending address, so a password cannot be
+guessed by mail at argon2's pace; the owner of an account under attack is told once a day.
+
+Failures are noted on the context while a command runs and written by :func:`record_failures`
+after the command's savepoint is rolled back (a failed command changes nothing else).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from sqlalchemy import func, select
+
+from pbmserv.core.results import CommandError, Notification
+from pbmserv.db.models import AuthFailure, User
+
+if TYPE_CHECKING:  # the context calls check_allowed: no import at run time
+    from pbmserv.core.context import CommandContext
+
+ALERT_EVERY = timedelta(days=1)
+
+
+def _window(ctx: CommandContext) -> timedelta:
+    return timedelta(minutes=ctx.settings.failed_login_window_minutes)
+
+
+def _recent(ctx: CommandContext, column, value: str) -> int:  # type: ignore[no-untyped-def]
+    since = ctx.now() - _window(ctx)
+    query = select(func.count()).select_from(AuthFailure).where(column == value)
+    return ctx.session.scalar(query.where(AuthFailure.failed_at > since)) or 0
+
+
+def check_allowed(ctx: CommandContext, userid: str, user: User | None) -> None:
+    """Refuse a login, unchecked, while too many wrong passwords are recent for the user id
+    or the sender. The owner writing from the registered address is never held up by what
+    others sent for the user id, so a guesser cannot lock the owner out."""
+    settings = ctx.settings
+    sender = (ctx.sender or "").lower()
+    owner = user is not None and sender == user.email.lower()
+    minutes = int(settings.failed_login_window_minutes)
+    too_many = CommandError(
+        f"too many wrong passwords lately; logins are paused for up to {minutes} minutes",
+        hint="Nothing was changed. If you forgot your password, ask the server's operator.",
+        syntax_was_right=True,
+    )
+    if not owner and _recent(ctx, AuthFailure.userid, userid.lower()) >= (
+        settings.failed_logins_per_user
+    ):
+        raise too_many
+    if sender and _recent(ctx, AuthFailure.sender, sender) >= settings.failed_logins_per_sender:
+        raise too_many
+
+
+def record_failures(ctx: CommandContext) -> None:
+    """Write the failed logins of the command just rolled back, and alert an owner whose
+    account reached the limit (at most once a day)."""
+    now = ctx.now()
+    for userid in ctx.failed_logins:
+        ctx.session.add(AuthFailure(userid=userid, sender=(ctx.sender or "")[:320], failed_at=now))
+    ctx.session.flush()
+    for userid in dict.fromkeys(ctx.failed_logins):
+        if _recent(ctx, AuthFailure.userid, userid) >= ctx.settings.failed_logins_per_user:
+            _alert_owner(ctx, userid)
+    ctx.failed_logins.clear()
+
+
+def _alert_owner(ctx: CommandContext, userid: str) -> None:
+    user = ctx.session.scalar(select(User).where(User.userid == userid))
+    now = ctx.now()
+    if user is None or (
+        user.guess_alert_at and now - user.guess_alert_at.replace(tzinfo=now.tzinfo) < ALERT_EVERY
+    ):
+        return
+    user.guess_alert_at = now
+    ctx.notify(
+        Notification(
+            to=user.email,
+            kind="notice",
+            subject="pbmserv: someone is guessing your password",
+            template="mail/password_guessing.txt.j2",
+            context={
+                "userid": user.display_id,
+                "count": ctx.settings.failed_logins_per_user,
+                "minutes": int(ctx.settings.failed_login_window_minutes),
+            },
+        )
+    )

@@ -230,10 +230,40 @@ def resign(ctx: CommandContext, board: Board, seat: int) -> None:
     board.row.updated_at = ctx.now()
 
 
+def decline(ctx: CommandContext, board: Board, seat: int) -> None:
+    """End a board its player never agreed to: allowed before that player's first move, and
+    not in a tournament. Nobody wins or loses; the board counts for nothing."""
+    if board.finished:
+        raise CommandError(f"board {board.number} is already over: {result_text(board)}")
+    if board.row.match_id is not None:
+        raise CommandError(
+            f"board {board.number} is a tournament game: it cannot be declined",
+            hint="You may resign it, or withdraw from the tournament.",
+            syntax_was_right=True,
+        )
+    moved = ctx.session.scalar(
+        select(MoveRow.id).where(MoveRow.game_id == board.row.id, MoveRow.seat == seat).limit(1)
+    )
+    if moved is not None:
+        raise CommandError(
+            f"you have already moved on board {board.number}, so it can no longer be declined",
+            hint="You may resign it instead.",
+            syntax_was_right=True,
+        )
+    record_event(ctx, board, "decline", "declines the challenge", seat)
+    label = board.seat_label(seat)
+    finish(board, Outcome(winners=frozenset(), reason=f"{label} declined the challenge"))
+    board.row.result = {**(board.row.result or {}), "declined": True}
+    board.row.updated_at = ctx.now()
+
+
 def result_text(board: Board) -> str:
     result = board.row.result or {}
     winners = [board.seat_label(s) for s in result.get("winners", [])]
-    head = f"{' and '.join(winners)} won" if winners else "drawn"
+    if result.get("declined"):
+        head = "declined"
+    else:
+        head = f"{' and '.join(winners)} won" if winners else "drawn"
     return f"{head} ({result.get('reason', '')})"
 
 
@@ -292,6 +322,8 @@ def status_for(board: Board, seat: int | None) -> str:
         winners = set((board.row.result or {}).get("winners", []))
         if seat is None:
             return "game over"
+        if (board.row.result or {}).get("declined"):
+            return "declined"
         if not winners:
             return "draw"
         return "you won" if seat in winners else "you lost"

@@ -270,3 +270,24 @@ def test_control_characters_never_reach_the_database(client: Client) -> None:
     with client.session() as session:
         user = session.scalar(select(User).where(User.userid == "dave"))
         assert user.full_name == "Da ve Smith"
+
+
+def test_a_challenged_player_may_decline_before_moving(players: Client) -> None:
+    players.run("chameleon challenge -size=5 alice bob")
+    assert players.run("chameleon move 1 alice secret1 c3x").ok
+    # Alice has moved: she may resign, not decline.
+    late = players.run("chameleon decline 1 alice secret1")
+    assert not late.ok and "already moved" in late.text
+    before = len(players.notifications)
+    declined = players.run("chameleon decline 1 bob hunter22")
+    assert declined.ok and "declined" in declined.text, declined.text
+    with players.session() as session:
+        board = session.scalar(select(GameRow))
+        assert board.status == "finished" and board.result["winners"] == []
+        assert board.result["declined"] is True
+        assert session.scalar(select(MoveRow.kind).order_by(MoveRow.id.desc())) == "decline"
+    mailed = players.notifications[before:]
+    assert sorted(n.to for n in mailed) == ["alice@example.org", "bob@example.org"]
+    assert all("declined" in n.subject for n in mailed), [n.subject for n in mailed]
+    again = players.run("chameleon decline 1 bob hunter22")
+    assert not again.ok and "already over" in again.text

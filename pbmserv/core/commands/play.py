@@ -264,6 +264,28 @@ def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section
     )
 
 
+@command(
+    "decline",
+    "GAME decline BOARD USERID PASSWORD",
+    "refuse a challenge you did not ask for, before your first move (no win or loss)",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=5,
+    max_words=5,
+)
+def decline(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    assert game is not None
+    board, _user, seat = _player(ctx, game, line)
+    service.decline(ctx, board, seat)
+    service.notify_board(ctx, board, f"{board.seat_label(seat)} declined the challenge.")
+    context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}
+    return Section(
+        "mail/sections/declined.txt.j2",
+        context,
+        summary=f"{game.SPEC.name} decline board={board.number}",
+    )
+
+
 def _observer_args(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User]:
     board = service.load_board(ctx, game, line.words[2], for_update=False)
     user = ctx.authenticate(line.words[3], line.words[4])

@@ -40,6 +40,7 @@ BATCH = 50
 # queue lifetime); `pbmserv admin outbox retry` queues it again.
 GIVE_UP_AFTER = timedelta(days=5)
 SMTP_TIMEOUT_SECONDS = 60
+QUIT_TIMEOUT_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -244,7 +245,7 @@ class RelayConnection:
     async def open(self) -> aiosmtplib.SMTP:
         if self.client is not None and self.client.is_connected:
             return self.client
-        await self.close()
+        self.drop()
         host, port = self.settings.relay_host_port  # type: ignore[misc]
         client = aiosmtplib.SMTP(
             hostname=host,
@@ -264,13 +265,19 @@ class RelayConnection:
         return client
 
     async def close(self) -> None:
-        """Say goodbye if the relay still listens; a broken connection is just dropped."""
+        """Say goodbye at the end of a batch; a relay that does not answer is just dropped."""
         client, self.client = self.client, None
         if client is None or not client.is_connected:
             return
         try:
-            await client.quit()
+            await client.quit(timeout=QUIT_TIMEOUT_SECONDS)
         except Exception:
+            client.close()
+
+    def drop(self) -> None:
+        """Hang up on a conversation in an unknown state (it broke, stalled or went wrong)."""
+        client, self.client = self.client, None
+        if client is not None:
             client.close()
 
     async def send(self, item: Claimed) -> Outcome:
@@ -285,18 +292,25 @@ class RelayConnection:
                 permanent=True,
             )
         options = ["SMTPUTF8"] if needs_utf8 else []
+        # A send must end well inside its lease, or another server could take it over and
+        # send the message too; a stalled relay becomes a timeout, retried later.
+        deadline = self.settings.delivery_lease_seconds * 0.8
         try:
-            await client.sendmail(sender, [item.recipient], item.raw, mail_options=options)
+            await asyncio.wait_for(
+                client.sendmail(sender, [item.recipient], item.raw, mail_options=options),
+                deadline,
+            )
         except aiosmtplib.SMTPRecipientsRefused as error:
             codes = [refusal.code for refusal in error.recipients]
             return Outcome(str(error), bool(codes) and all(code >= 500 for code in codes))
         except aiosmtplib.SMTPResponseException as error:  # sendmail has reset the envelope
             return Outcome(f"{error.code} {error.message}", error.code >= 500)
         except (aiosmtplib.SMTPException, OSError) as error:  # broken, closed, timed out
-            await self.close()
+            # (TimeoutError is an OSError)
+            self.drop()
             return Outcome(_describe(error))
         except Exception as error:  # this message cannot be sent at all (a malformed address)
-            await self.close()  # the conversation may be half-way: start the next one afresh
+            self.drop()  # the conversation may be half-way: start the next one afresh
             return Outcome(_describe(error), permanent=True)
         return DELIVERED
 
@@ -320,7 +334,8 @@ async def _settle(lease: Lease, item: Claimed, outcome: Outcome) -> Outcome | No
     """Record one attempt at once (so a later crash cannot resend it); None if not ours."""
     outcome = lease.judge(item, outcome)
     if not await asyncio.to_thread(lease.finish, item, outcome):
-        log.warning("outbox=%s: the lease ran out while it was being sent", item.id)
+        # Only when a send outlasted the lease: the server that took it over records it.
+        log.warning("outbox=%s: another server took its lease over; not recorded", item.id)
         return None
     return outcome
 
@@ -328,6 +343,8 @@ async def _settle(lease: Lease, item: Claimed, outcome: Outcome) -> Outcome | No
 async def _deliver_one(
     lease: Lease, relay: RelayConnection | None, item: Claimed
 ) -> Outcome | None:
+    if relay is not None:
+        await relay.open()  # connecting may take long: do it before the lease clock restarts
     if not await asyncio.to_thread(lease.renew, item):
         return None  # another run has it now
     if relay is None:

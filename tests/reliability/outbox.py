@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import email
-import email.policy
-import threading
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -20,22 +17,23 @@ from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
 from pbmserv.mail.processor import queue
-from tests.support import Received, free_port
+from tests.support import CapturingHandler, Sink, free_port
 
 # Called with the number of the DATA command (1 first) and the relay's side of the
 # conversation; a reply string answers instead of accepting the message.
 Script = Callable[[int, SMTP], str | None]
 
 
-class ScriptedHandler:
+class ScriptedHandler(CapturingHandler):
     """A relay that keeps what it accepts, after an optional delay and a script per message."""
 
-    def __init__(self, delay: float = 0.0, script: Script | None = None) -> None:
+    def __init__(
+        self, delay: float | Callable[[int], float] = 0.0, script: Script | None = None
+    ) -> None:
+        super().__init__()
         self.delay = delay
         self.script = script
-        self.received: list[Received] = []
         self.data_commands = 0
-        self.lock = threading.Lock()
 
     async def handle_DATA(self, server: SMTP, session: SMTPSession, envelope: Envelope) -> str:
         with self.lock:
@@ -45,12 +43,10 @@ class ScriptedHandler:
             reply = self.script(number, server)
             if reply is not None:
                 return reply
-        if self.delay:
-            await asyncio.sleep(self.delay)  # a slow relay, without holding up other connections
-        message = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
-        with self.lock:
-            self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos), message))
-        return "250 OK"
+        delay = self.delay(number) if callable(self.delay) else self.delay
+        if delay:
+            await asyncio.sleep(delay)  # a slow relay, without holding up other connections
+        return await super().handle_DATA(server, session, envelope)
 
 
 def drop_connection(server: SMTP) -> str:
@@ -60,8 +56,8 @@ def drop_connection(server: SMTP) -> str:
     return "421 4.3.0 closing"  # never reaches the client: the connection is gone
 
 
-class Relay:
-    """A real SMTP relay on 127.0.0.1, with or without the SMTPUTF8 extension."""
+class Relay(Sink):
+    """The capturing relay of tests.support, scripted, with or without SMTPUTF8."""
 
     def __init__(self, handler: ScriptedHandler, smtputf8: bool = False) -> None:
         self.handler = handler
@@ -70,24 +66,15 @@ class Relay:
         )
 
     def __enter__(self) -> Relay:
-        self.controller.start()
+        self.start()
         return self
 
     def __exit__(self, *exc_info: object) -> None:
-        self.controller.stop()
-
-    @property
-    def address(self) -> str:
-        return f"127.0.0.1:{self.controller.port}"
-
-    @property
-    def received(self) -> list[Received]:
-        with self.handler.lock:
-            return list(self.handler.received)
+        self.stop()
 
     def copies(self) -> Counter[str]:
         """How many times each Message-ID arrived."""
-        return Counter(str(m.message["Message-ID"]) for m in self.received)
+        return Counter(str(m.message["Message-ID"]) for m in self.messages)
 
 
 def delivery_settings(db_url: str, relay: Relay | None, **changes: object) -> Settings:

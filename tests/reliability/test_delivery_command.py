@@ -54,7 +54,7 @@ def test_deliver_sends_what_is_due_once_and_summarises(
     with Relay(ScriptedHandler()) as relay:
         first = run_pbmserv(["deliver", "--relay", relay.address], env)
         again = run_pbmserv(["deliver", "--relay", relay.address], env)
-        received = relay.received
+        received = relay.messages
     assert first.returncode == 0, first.stderr.decode()
     summary = "pbmserv deliver: 1 sent, 1 failed, 0 deferred, 0 left to another server"
     assert first.stdout.decode().splitlines() == [summary]

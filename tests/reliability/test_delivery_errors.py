@@ -36,7 +36,7 @@ def test_a_relay_with_smtputf8_takes_a_non_ascii_recipient(db_url: str, engine: 
         settings = delivery_settings(db_url, relay)
         enqueue(engine, settings, BATCH)
         deliver_once(engine, settings)
-        received = relay.received
+        received = relay.messages
     assert [m.to for m in received] == BATCH
     assert [m.message["Subject"] for m in received] == ["message 1", "message 2", "message 3"]
     assert [row.status for row in rows(engine)] == ["sent"] * 3
@@ -49,7 +49,7 @@ def test_without_smtputf8_only_the_non_ascii_recipient_fails_for_good(
         settings = delivery_settings(db_url, relay)
         enqueue(engine, settings, BATCH)
         deliver_once(engine, settings)
-        received = [m.to for m in relay.received]
+        received = [m.to for m in relay.messages]
         # Failed for good: no run, however much later, tries it again.
         assert deliver_once(engine, settings, clock=lambda: utcnow() + timedelta(days=1)) == 0
     assert received == ["alice@example.org", "bob@example.org"]
@@ -74,7 +74,7 @@ def test_an_address_that_cannot_be_sent_fails_alone(db_url: str, engine: Engine)
         settings = delivery_settings(db_url, relay)
         enqueue(engine, settings, ["alice@example.org", "no body@example.org", "bob@example.org"])
         deliver_once(engine, settings)
-        received = [m.to for m in relay.received]
+        received = [m.to for m in relay.messages]
     assert received == ["alice@example.org", "bob@example.org"]
     statuses = [(row.status, row.attempts) for row in rows(engine)]
     assert statuses == [("sent", 1), ("failed", 1), ("sent", 1)]

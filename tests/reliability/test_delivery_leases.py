@@ -141,3 +141,21 @@ def test_a_connection_dropped_on_one_message_fails_only_that_one(
         copies = relay.copies()
     assert copies == Counter(dict.fromkeys(message_ids, 1))
     assert [row.status for row in rows(engine)] == ["sent"] * 4
+
+
+def test_a_stalled_relay_never_holds_a_message_past_its_lease(db_url: str, engine: Engine) -> None:
+    def stall_on_the_first(number: int) -> float:
+        return 5.0 if number == 1 else 0.0
+
+    with Relay(ScriptedHandler(delay=stall_on_the_first)) as relay:
+        settings = delivery_settings(db_url, relay, delivery_lease_seconds=1.0)
+        enqueue(engine, settings, PLAYERS[:3])
+        started = time.monotonic()
+        asyncio.run(deliver_due(session_factory(engine), settings))
+        elapsed = time.monotonic() - started
+    first, *others = rows(engine)
+    # Given up before another server could take the message over, and retried later.
+    assert (first.status, first.attempts) == ("pending", 1)
+    assert "TimeoutError" in (first.last_error or "")
+    assert [row.status for row in others] == ["sent", "sent"]
+    assert elapsed < 3

@@ -38,10 +38,10 @@ def test_an_admin_action_queues_its_mail_and_sends_none(
         timeout=120,
     )
     assert result.returncode == 0, result.stderr.decode()
-    assert "1 message(s) queued" in result.stderr.decode()
     assert list(elsewhere.iterdir()) == []  # no ./spool written by the shell
     [row] = rows(engine)
     assert (row.recipient, row.status, row.attempts) == ("bob@example.org", "pending", 0)
+    assert "1 message(s) queued" in result.stderr.decode()
 
 
 def test_deliver_sends_what_is_due_once_and_summarises(

@@ -65,7 +65,7 @@ def deliver_until_empty(settings: Settings, deadline: float) -> None:
 def test_two_servers_and_a_slow_relay_send_every_message_once(db_url: str, engine: Engine) -> None:
     with Relay(ScriptedHandler(delay=0.3)) as relay:
         # The lease is far shorter than a batch takes (16 x 0.3 s), far longer than one message.
-        settings = delivery_settings(db_url, relay, delivery_lease_seconds=1.0)
+        settings = delivery_settings(db_url, relay, delivery_lease_seconds=2.0)
         message_ids = enqueue(engine, settings, PLAYERS)
         deadline = time.monotonic() + 60
         servers = [

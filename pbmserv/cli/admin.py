@@ -1,14 +1,14 @@
 """`pbmserv admin ...`: the operator's shell over users, boards, mail queues and maintenance.
 
 Each action runs in one transaction through the same core as mail commands; the mail it causes
-(board changes, new passwords) goes into the outbox with it and is delivered at once if a
-relay or spool is set (else by the running `serve`).
+(board changes, new passwords) only goes into the outbox with it. The shell never delivers:
+its settings (relay, spool, working folder) need not be the server's, so `pbmserv serve` (or
+`pbmserv deliver`, run with the server's settings) sends the mail.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -49,7 +49,12 @@ def _positive(text: str) -> float:
 def add_admin_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     from pbmserv.cli.main import add_config_options
 
-    admin = commands.add_parser("admin", help="the operator's shell (users, games, mail, ...)")
+    admin = commands.add_parser(
+        "admin",
+        help="the operator's shell (users, games, mail queues, ...); it queues mail, never sends",
+        description="The operator's shell. Mail an action causes is queued; a running "
+        "`pbmserv serve`, or `pbmserv deliver` with the server's settings, sends it.",
+    )
     groups = admin.add_subparsers(dest="group", required=True, metavar="GROUP")
 
     def action(group: Any, name: str, handler: Action, help_text: str) -> argparse.ArgumentParser:
@@ -134,7 +139,6 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return EX_CONFIG
-    from pbmserv.mail.delivery import deliver_due
     from pbmserv.mail.processor import queue_notifications
 
     factory = session_factory(engine)
@@ -148,10 +152,12 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
     except CommandError as error:
         print(f"pbmserv admin: {error.problem}", file=sys.stderr)
         return EX_USAGE_ERROR
-    try:
-        asyncio.run(deliver_due(factory, settings))
-    except Exception as error:  # the mail is queued; `serve` delivers it later
-        print(f"pbmserv admin: mail queued, not yet delivered: {error}", file=sys.stderr)
+    if ctx.notifications:
+        print(
+            f"pbmserv admin: {len(ctx.notifications)} message(s) queued; "
+            "`pbmserv serve` or `pbmserv deliver` sends them",
+            file=sys.stderr,
+        )
     return 0
 
 

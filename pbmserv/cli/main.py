@@ -1,4 +1,4 @@
-"""`pbmserv serve | mail | db | config | admin`: the entry points an operator runs."""
+"""`pbmserv serve | mail | deliver | db | config | admin`: the entry points an operator runs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from sqlalchemy import Engine
 
 from pbmserv.config import (
     ConfigError,
@@ -76,6 +78,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="messages per sender per hour (default 300; 0 = no limit)",
     )
 
+    deliver = commands.add_parser(
+        "deliver",
+        help="send the outbox's due mail once (relay or spool, as serve would), then exit",
+        description="Send every due message in the outbox once, through the relay or into the "
+        "spool (the same settings as serve), print a summary and exit: 0, or 75 when some mail "
+        "waits for a retry.",
+    )
+    _common(deliver)
+
     mail = commands.add_parser(
         "mail", help="process one message from standard input (for a Postfix pipe or procmail)"
     )
@@ -128,20 +139,39 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
+def _engine_at_head(settings: Settings) -> Engine | None:
+    """The database's engine, or None (with the command to run) if it needs migrating."""
+    engine = make_engine(settings.db_url)
+    if is_at_head(engine):
+        return engine
+    print(
+        f"pbmserv: the database {mask_url(settings.db_url)} is at revision "
+        f"{current_revision(engine) or 'none (empty)'}, not {head_revision()}.\n"
+        f"Run:  pbmserv db upgrade --db {mask_url(settings.db_url)}",
+        file=sys.stderr,
+    )
+    return None
+
+
 def _serve(settings: Settings) -> int:
     from pbmserv.mail.worker import Server
 
-    engine = make_engine(settings.db_url)
-    if not is_at_head(engine):
-        print(
-            f"pbmserv: the database {mask_url(settings.db_url)} is at revision "
-            f"{current_revision(engine) or 'none (empty)'}, not {head_revision()}.\n"
-            f"Run:  pbmserv db upgrade --db {mask_url(settings.db_url)}",
-            file=sys.stderr,
-        )
+    engine = _engine_at_head(settings)
+    if engine is None:
         return EX_CONFIG
     asyncio.run(Server(session_factory(engine), settings).run())
     return 0
+
+
+def _deliver(settings: Settings) -> int:
+    from pbmserv.mail.delivery import deliver_all_due
+
+    engine = _engine_at_head(settings)
+    if engine is None:
+        return EX_CONFIG
+    report = asyncio.run(deliver_all_due(session_factory(engine), settings))
+    print(f"pbmserv deliver: {report.summary()}")
+    return EX_TEMPFAIL if report.deferred else 0
 
 
 def _mail(settings: Settings, envelope_from: str | None, process: bool) -> int:
@@ -220,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     configure_logging(settings.log_format, getattr(args, "verbose", False))
     if args.command == "serve":
         return _serve(settings)
+    if args.command == "deliver":
+        return _deliver(settings)
     if args.command == "mail":
         return _mail(settings, args.envelope_from, not args.no_process)
     if args.command == "db":

@@ -23,7 +23,7 @@ from pbmserv.config import CONFIG_ENV, ENV_NAMES, IdleLimits, Settings, load_set
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 BINARY = "/opt/pbmserv/.venv/bin/pbmserv"
 CONFIG = Path("/etc/pbmserv/pbmserv.toml")
-SUBCOMMANDS = ("serve", "mail", "db", "config", "admin")
+SUBCOMMANDS = ("serve", "mail", "deliver", "db", "config", "admin")
 
 
 def read(name: str) -> str:

@@ -1,6 +1,7 @@
 """`pbmserv admin` and `pbmserv config`, each run as a real subprocess on a real database.
 
-Mail the shell causes is delivered to the spool folder, where these tests read it.
+The shell only queues the mail it causes; `pbmserv deliver` (as a server would) writes it to the
+spool folder, where these tests read it.
 """
 
 from __future__ import annotations
@@ -40,7 +41,9 @@ class Shell:
         return json.loads(self.run(*args, "--json"))
 
     def new_mail(self) -> list:
-        """Messages delivered since the last call."""
+        """Messages the shell queued since the last call, delivered by `pbmserv deliver`."""
+        delivered = run_pbmserv(["deliver"], self.env)
+        assert delivered.returncode == 0, delivered.stderr.decode()
         messages = spool_messages(self.spool)
         fresh, self.seen = messages[self.seen :], len(messages)
         return fresh

@@ -1,7 +1,7 @@
 """`pbmserv admin tournaments ...`, each action run as a real subprocess on a real database.
 
 Players are signed up and play in-process (as the server would run their mail); the mail the
-shell causes is delivered to the spool folder, where these tests read it.
+shell queues is delivered to the spool folder by `pbmserv deliver`, where these tests read it.
 """
 
 from __future__ import annotations

@@ -38,7 +38,15 @@ class Settings:
     spool: Path = Path("spool")
     address: str = "pbmserv@localhost"
     max_message_bytes: int = 1_048_576
+    # Messages per hour from one envelope sender, and in the name of one From address by
+    # other envelope senders (see pbmserv.mail.inbox); 0: no limit.
     rate_limit_per_hour: int = 300
+    from_rate_limit_per_hour: int = 60
+    # A copy of a message without a Message-ID that comes within this many seconds is a
+    # retransmission; after it, the same bytes are a new message.
+    dedupe_window_seconds: float = 300.0
+    # SMTP sessions at once; the next one is answered 421. 0: no limit.
+    max_connections: int = 100
     poll_seconds: float = 2.0
     retry_base_seconds: float = 30.0
     retry_max_seconds: float = 3600.0
@@ -94,6 +102,9 @@ ENV_NAMES = {
     "address": "PBMSERV_ADDRESS",
     "max_message_bytes": "PBMSERV_MAX_MESSAGE_BYTES",
     "rate_limit_per_hour": "PBMSERV_RATE_LIMIT",
+    "from_rate_limit_per_hour": "PBMSERV_FROM_RATE_LIMIT",
+    "dedupe_window_seconds": "PBMSERV_DEDUPE_WINDOW_SECONDS",
+    "max_connections": "PBMSERV_MAX_CONNECTIONS",
     "poll_seconds": "PBMSERV_POLL_SECONDS",
     "retry_base_seconds": "PBMSERV_RETRY_BASE_SECONDS",
     "retry_max_seconds": "PBMSERV_RETRY_MAX_SECONDS",
@@ -190,6 +201,8 @@ def load_settings(
     settings = replace(Settings(), **values)
     if settings.forfeit_after_days <= settings.remind_after_days:
         raise ConfigError("forfeit_after_days must exceed remind_after_days")
+    if settings.dedupe_window_seconds <= 0:
+        raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):
         raise ConfigError("[games] must be a table of [games.NAME] tables")
     defaults = IdleLimits(settings.remind_after_days, settings.forfeit_after_days)

@@ -75,7 +75,19 @@ def build_parser() -> argparse.ArgumentParser:
         "--rate-limit",
         dest="rate_limit_per_hour",
         type=int,
-        help="messages per sender per hour (default 300; 0 = no limit)",
+        help="messages per envelope sender per hour (default 300; 0 = no limit)",
+    )
+    serve.add_argument(
+        "--from-rate-limit",
+        dest="from_rate_limit_per_hour",
+        type=int,
+        help="messages per hour in the name of one From address by other envelope senders "
+        "(default 60; 0 = no limit)",
+    )
+    serve.add_argument(
+        "--max-connections",
+        type=int,
+        help="SMTP sessions at once; more are answered 421 (default 100; 0 = no limit)",
     )
 
     deliver = commands.add_parser(
@@ -133,6 +145,8 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "listen",
         "poll_seconds",
         "rate_limit_per_hour",
+        "from_rate_limit_per_hour",
+        "max_connections",
     )
     return load_settings(
         {n: getattr(args, n, None) for n in names}, config_file=getattr(args, "config", None)

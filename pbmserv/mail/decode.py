@@ -3,7 +3,12 @@
 ``parse_message`` gives the sender, the decoded subject, the body as plain text, the threading
 ids and, when the message must go unanswered (bounces, auto-replies, mailing lists, our own
 mail coming back), the reason why. ``dedupe_key`` names a message so that a second delivery of
-it is recognised. ``command_lines`` picks the command lines out of subject and body.
+it is recognised, and ``header_from_address`` reads its From address cheaply, for the listener.
+``command_lines`` picks the command lines out of subject and body.
+
+A message whose header is over the limits of ``rawheaders`` (field count and size, addresses,
+MIME parameters) is never given to the stdlib parser, which takes seconds over such headers:
+``parse_message`` marks it "headers over the limits", so that it goes unanswered.
 
 Everything here is pure (no database, no network) and total: ``parse_message`` and
 ``dedupe_key`` return a value for any bytes at all, because a mail server meets every kind of
@@ -26,7 +31,9 @@ from email.policy import compat32
 from email.utils import collapse_rfc2231_value, getaddresses, parseaddr
 from typing import TypeVar
 
-__all__ = ["IncomingMail", "command_lines", "dedupe_key", "parse_message"]
+from pbmserv.mail.rawheaders import HeaderScan, scan_headers
+
+__all__ = ["IncomingMail", "command_lines", "dedupe_key", "header_from_address", "parse_message"]
 
 
 @dataclass(frozen=True)
@@ -92,18 +99,25 @@ def dedupe_key(raw: bytes) -> str:
     """
     try:
         data = bytes(raw)
-        msg = _guard(lambda: _PARSER.parsebytes(data, headersonly=True), None)
-        if msg is not None:
-            mid = _message_id(_first_header(msg, "message-id"))
-            if mid is not None:
-                sender = _guard(lambda: _from_address(msg)[0], None) or ""
-                key = f"mid:{mid}|{sender}"
-                if len(key) > _MAX_KEY:
-                    key = "mid-sha256:" + _sha256(key.encode("utf-8", "surrogatepass"))
-                return key
+        scan = _guard(lambda: scan_headers(data, _SCANNED), None)
+        mid = _scanned_message_id(scan)
+        if mid is not None:
+            sender = _scanned_from(scan) or ""
+            key = f"mid:{mid}|{sender}"
+            if len(key) > _MAX_KEY:
+                key = "mid-sha256:" + _sha256(key.encode("utf-8", "surrogatepass"))
+            return key
         return "sha256:" + _sha256(_normalized_for_hash(data))
     except Exception:  # bytes(raw) of something that is not bytes-like; still a stable key
         return "sha256:" + _sha256(repr(raw).encode("utf-8", "replace"))
+
+
+def header_from_address(raw: bytes) -> str | None:
+    """The From address of ``raw``, all lower-case, as ``parse_message`` would choose it but
+    read without parsing the message; None when there is none, or when the From field itself
+    is over the header limits (such a message is never answered). Never raises."""
+    address = _scanned_from(_guard(lambda: scan_headers(bytes(raw), ("from",)), None))
+    return address.lower() if address else None
 
 
 def command_lines(
@@ -148,6 +162,9 @@ _MAX_BOUNDARIES = 64
 # Enough ancestors for threading; a References header can grow without bound.
 _MAX_REFERENCES = 50
 
+# The fields ``scan_headers`` collects for us.
+_SCANNED = ("from", "message-id")
+
 _T = TypeVar("_T")
 
 
@@ -164,6 +181,9 @@ def _sha256(data: bytes) -> str:
 
 
 def _parse(raw: bytes, envelope_from: str | None, own_address: str | None) -> IncomingMail:
+    scan = scan_headers(raw, _SCANNED)
+    if scan.problem is not None:
+        return _over_limits(scan, envelope_from)
     msg = None
     if raw.lower().count(b"boundary") <= _MAX_BOUNDARIES:
         msg = _guard(lambda: _PARSER.parsebytes(raw), None)
@@ -188,6 +208,21 @@ def _parse(raw: bytes, envelope_from: str | None, own_address: str | None) -> In
     )
 
 
+def _over_limits(scan: HeaderScan, envelope_from: str | None) -> IncomingMail:
+    """A message whose header is over the limits: not parsed, and never answered (it is
+    hostile or broken; the reason is kept for the operator)."""
+    envelope = _guard(lambda: _usable_address(envelope_from or ""), None)
+    return IncomingMail(
+        sender=_scanned_from(scan) or envelope,
+        sender_display="",
+        subject="",
+        text="",
+        message_id=_scanned_message_id(scan),
+        references=(),
+        auto_reason=f"headers over the limits: {scan.problem}",
+    )
+
+
 # --- headers -----------------------------------------------------------------------------
 
 
@@ -202,9 +237,25 @@ def _header_values(msg: Message, name: str) -> list[str]:
             if not isinstance(value, str):
                 value = str(value)
             # The parser keeps 8-bit bytes as surrogates; turn them back into bytes to decode.
-            data = value.encode("utf-8", "surrogateescape")
-            values.append(_UNFOLD.sub(" ", _decode_bytes(data, None)).strip())
+            values.append(_unfolded(value.encode("utf-8", "surrogateescape")))
     return values
+
+
+def _scanned(scan: HeaderScan | None, name: str) -> list[str]:
+    """The values of header ``name`` that ``scan`` collected, as ``_header_values`` gives them."""
+    return [_unfolded(value) for value in scan.values.get(name, [])] if scan else []
+
+
+def _unfolded(value: bytes) -> str:
+    return _UNFOLD.sub(" ", _decode_bytes(value, None)).strip()
+
+
+def _scanned_from(scan: HeaderScan | None) -> str | None:
+    return _guard(lambda: _first_usable(_scanned(scan, "from"))[0], None)
+
+
+def _scanned_message_id(scan: HeaderScan | None) -> str | None:
+    return _guard(lambda: _message_id(next(iter(_scanned(scan, "message-id")), None)), None)
 
 
 def _first_header(msg: Message, name: str) -> str | None:
@@ -381,7 +432,11 @@ def _usable_address(text: str) -> str | None:
 def _from_address(msg: Message) -> tuple[str | None, str | None]:
     """The first usable From address, and the first address-like token of From even when it
     is not usable (``MAILER-DAEMON`` without a domain is still a mailer daemon)."""
-    values = _header_values(msg, "from")
+    return _first_usable(_header_values(msg, "from"))
+
+
+def _first_usable(values: list[str]) -> tuple[str | None, str | None]:
+    """``_from_address`` of the From field values ``values``."""
     if not values:
         return None, None
     pairs = [pair for pair in _guard(lambda: getaddresses(values), []) if pair[1]]

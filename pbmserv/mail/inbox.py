@@ -1,11 +1,18 @@
-"""Storing accepted mail: a message is committed to the inbox before it is acknowledged."""
+"""Storing accepted mail: a message is committed to the inbox before it is acknowledged.
+
+Before it is stored, a message is checked against what is already there: a second delivery of
+a message is acknowledged without being stored again, and a sender over the hourly limits is
+told to try again later (the sending MTA keeps the message).
+"""
 
 from __future__ import annotations
 
 import enum
-from datetime import timedelta
+import math
+from collections.abc import Callable, Sequence
+from datetime import datetime, timedelta
 
-from sqlalchemy import func, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -13,7 +20,10 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.decode import dedupe_key
+from pbmserv.mail.decode import dedupe_key, header_from_address
+
+# ``dedupe_key``'s form for a message without a Message-ID: a hash of its content.
+_CONTENT_KEY = "sha256:"
 
 
 class Stored(enum.Enum):
@@ -23,36 +33,114 @@ class Stored(enum.Enum):
 
 
 def store_message(
-    factory: sessionmaker[Session], settings: Settings, raw: bytes, envelope_from: str | None
+    factory: sessionmaker[Session],
+    settings: Settings,
+    raw: bytes,
+    envelope_from: str | None,
+    clock: Callable[[], datetime] = utcnow,
 ) -> Stored:
     """Commit ``raw`` to the inbox (or say why not). Only after this returns may we say 250."""
-    key = dedupe_key(raw)
-    now = utcnow()
+    now = clock()
     # None: not known (stdin without -f); "": the null return path of a bounce.
     sender = None if envelope_from is None else envelope_from.strip().strip("<>").lower()
+    from_address = header_from_address(raw)
+    key, earlier_keys, since = _dedupe_keys(dedupe_key(raw), now, settings)
     try:
         with transaction(factory) as session:
-            if sender and settings.rate_limit_per_hour > 0:
-                recent = session.scalar(
-                    select(func.count())
-                    .select_from(InboxMessage)
-                    .where(
-                        InboxMessage.envelope_from == sender,
-                        InboxMessage.received_at > now - timedelta(hours=1),
-                    )
-                )
-                if recent >= settings.rate_limit_per_hour:
-                    return Stored.RATE_LIMITED
+            # A copy of a stored message is acknowledged even from a sender over the limits,
+            # so that the sending MTA stops retrying it.
+            if _stored_already(session, earlier_keys, since):
+                return Stored.DUPLICATE
+            if _over_rate_limit(session, settings, sender, from_address, now):
+                return Stored.RATE_LIMITED
             session.add(
                 InboxMessage(
                     dedupe_key=key,
                     envelope_from=sender,
+                    from_address=from_address,
                     raw=raw,
                     received_at=now,
                     status="pending",
                     attempts=0,
                 )
             )
-    except IntegrityError:
+    except IntegrityError:  # the same message, stored by another session meanwhile
         return Stored.DUPLICATE
     return Stored.ACCEPTED
+
+
+def _dedupe_keys(
+    key: str, now: datetime, settings: Settings
+) -> tuple[str, Sequence[str], datetime | None]:
+    """The key to store, the keys under which a copy may be stored already, and how recent
+    that copy must be to count (None: of any age).
+
+    A Message-ID names one message for ever. A content hash does not: scripts send the same
+    bytes (no Message-ID, no Date) as a new move, so an identical copy is a retransmission
+    only within ``dedupe_window_seconds``. The stored key carries the number of the window-long
+    time bucket it came in, which keeps the unique constraint meaningful (two copies in one
+    bucket cannot both be stored, even by racing servers); a copy from the previous bucket is
+    found by the query, if it came less than one window ago.
+    """
+    if not key.startswith(_CONTENT_KEY):
+        return key, (key,), None
+    window = settings.dedupe_window_seconds
+    bucket = math.floor(now.timestamp() / window)
+    current = f"{key}@{bucket}"
+    return current, (current, f"{key}@{bucket - 1}"), now - timedelta(seconds=window)
+
+
+def _stored_already(session: Session, keys: Sequence[str], since: datetime | None) -> bool:
+    query = select(InboxMessage.id).where(InboxMessage.dedupe_key.in_(keys)).limit(1)
+    if since is not None:
+        query = query.where(InboxMessage.received_at > since)
+    return session.scalar(query) is not None
+
+
+def _over_rate_limit(
+    session: Session,
+    settings: Settings,
+    sender: str | None,
+    from_address: str | None,
+    now: datetime,
+) -> bool:
+    """Whether a message from envelope ``sender`` with header From ``from_address`` is over
+    the hourly limits.
+
+    Only stored messages are counted: a message refused (451) or recognised as a copy leaves
+    no row, so a flood that is being refused does not prolong its own lock-out.
+
+    ``rate_limit_per_hour`` counts by envelope sender. ``from_rate_limit_per_hour`` counts the
+    messages sent in the name of one From address by *other* envelope senders, and applies
+    only to such messages. Every message is answered at its From address, so rotating
+    envelope senders under one From was a way to flood that address: those forgeries now
+    stop at the From limit. The owner of the address, whose own mail carries their address
+    as the envelope sender too, is neither counted nor checked there, so the forgeries cannot
+    lock them out; their mail has the envelope limit, as before. What remains open: a forger
+    who also puts the victim's address in the envelope fills the victim's envelope limit (the
+    listener cannot tell a forged envelope from a real one; the MTA in front, with SPF, can).
+    Mail whose envelope differs from its From legitimately (BATV tags, forwarders) shares the
+    From limit with any forger of that From.
+    """
+    since = now - timedelta(hours=1)
+    if sender and settings.rate_limit_per_hour > 0:
+        recent = _count_since(session, InboxMessage.envelope_from == sender, since)
+        if recent >= settings.rate_limit_per_hour:
+            return True
+    if from_address and from_address != sender and settings.from_rate_limit_per_hour > 0:
+        by_others = or_(
+            InboxMessage.envelope_from.is_(None), InboxMessage.envelope_from != from_address
+        )
+        in_its_name = and_(InboxMessage.from_address == from_address, by_others)
+        if _count_since(session, in_its_name, since) >= settings.from_rate_limit_per_hour:
+            return True
+    return False
+
+
+def _count_since(session: Session, condition: ColumnElement[bool], since: datetime) -> int:
+    query = (
+        select(func.count())
+        .select_from(InboxMessage)
+        .where(condition, InboxMessage.received_at > since)
+    )
+    return session.scalar(query) or 0

@@ -4,7 +4,11 @@ processing worker. It never runs commands itself."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import errno
 import logging
+import socket
+import time
 from collections.abc import Callable
 
 from aiosmtpd.smtp import SMTP, Envelope
@@ -15,6 +19,14 @@ from pbmserv.config import Settings
 from pbmserv.mail.inbox import Stored, store_message
 
 log = logging.getLogger("pbmserv.smtp")
+
+TOO_MANY_CONNECTIONS = b"421 4.3.2 Too many connections, try again later\r\n"
+# After a failed accept (out of descriptors, most likely) the listener pauses this long: the
+# condition lasts until connections close, and retrying at once only spins.
+ACCEPT_BACKOFF_SECONDS = 0.5
+# A condition that may recur thousands of times a second is logged once per this interval.
+WARNING_INTERVAL_SECONDS = 60.0
+_OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE})
 
 
 class InboxHandler:
@@ -50,11 +62,173 @@ class InboxHandler:
         return "250 2.0.0 Message accepted"
 
 
-def make_smtp(handler: InboxHandler, settings: Settings) -> SMTP:
+class SessionSlots:
+    """The SMTP sessions in progress, against a limit (0: none)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.active = 0
+
+    @property
+    def full(self) -> bool:
+        return 0 < self.limit <= self.active
+
+
+class _CountedSMTP(SMTP):
+    """An aiosmtpd session that holds a slot from its connection to its disconnection."""
+
+    def __init__(self, handler: InboxHandler, slots: SessionSlots, **options: object) -> None:
+        super().__init__(handler, **options)  # type: ignore[arg-type]
+        self._slots = slots
+        self._holds_slot = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        if not self._holds_slot:
+            self._slots.active += 1
+            self._holds_slot = True
+        super().connection_made(transport)
+
+    def connection_lost(self, error: Exception | None) -> None:
+        try:
+            super().connection_lost(error)
+        finally:
+            if self._holds_slot:
+                self._slots.active -= 1
+                self._holds_slot = False
+
+
+def make_smtp(handler: InboxHandler, settings: Settings, slots: SessionSlots) -> SMTP:
     """One SMTP protocol instance (aiosmtpd answers 552 above the size limit)."""
-    return SMTP(
+    return _CountedSMTP(
         handler,
+        slots,
         data_size_limit=settings.max_message_bytes,
         hostname=settings.address.rpartition("@")[2] or "localhost",
         ident="pbmserv",
     )
+
+
+class OccasionalWarning:
+    """A warning about a condition that can recur thousands of times a second: logged the
+    first time, then at most once per interval, with how often it happened meanwhile."""
+
+    def __init__(self, interval: float = WARNING_INTERVAL_SECONDS) -> None:
+        self.interval = interval
+        self._logged_at: float | None = None
+        self._unlogged = 0
+
+    def warn(self, message: str) -> None:
+        self._unlogged += 1
+        now = time.monotonic()
+        if self._logged_at is not None and now - self._logged_at < self.interval:
+            return
+        repeats = f" ({self._unlogged} times since the last report)" if self._unlogged > 1 else ""
+        log.warning("%s%s", message, repeats)
+        self._logged_at, self._unlogged = now, 0
+
+
+class Listener:
+    """Accepts SMTP connections and hands them to aiosmtpd, at most ``max_connections``.
+
+    It runs its own accept loop rather than ``loop.create_server``: asyncio, out of file
+    descriptors, logs a traceback for every accept it retries (a hundred per wake-up, and the
+    retries pile up: 170,000 tracebacks in 40 s were seen). Here a failed accept is logged once
+    per interval and the loop pauses briefly. A connection above the limit is answered 421
+    and closed at once, without an SMTP session.
+    """
+
+    def __init__(
+        self, sockets: list[socket.socket], protocol: Callable[[], SMTP], slots: SessionSlots
+    ) -> None:
+        self._sockets = sockets
+        self._protocol = protocol
+        self._slots = slots
+        self._tasks: list[asyncio.Task[None]] = []
+        self._accept_failures = OccasionalWarning()
+        self._refusals = OccasionalWarning()
+
+    @property
+    def port(self) -> int:
+        return int(self._sockets[0].getsockname()[1])
+
+    def start(self) -> None:
+        self._tasks = [asyncio.create_task(self._accept_loop(sock)) for sock in self._sockets]
+
+    async def close(self) -> None:
+        """Stop accepting; the sessions in progress go on until the loop ends."""
+        for task in self._tasks:
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        for sock in self._sockets:
+            sock.close()
+
+    async def _accept_loop(self, sock: socket.socket) -> None:
+        loop = asyncio.get_running_loop()
+        while True:
+            try:
+                conn, _peer = await loop.sock_accept(sock)
+            except ConnectionAbortedError:  # the client gave up while waiting: nothing to do
+                continue
+            except OSError as error:
+                self._accept_failures.warn(_accept_trouble(error))
+                await asyncio.sleep(ACCEPT_BACKOFF_SECONDS)
+                continue
+            if self._slots.full:
+                self._refuse(conn)
+                continue
+            try:
+                await loop.connect_accepted_socket(self._protocol, conn)
+            except Exception:  # one connection's trouble must not stop the listener
+                conn.close()
+                log.exception("could not start an SMTP session")
+
+    def _refuse(self, conn: socket.socket) -> None:
+        self._refusals.warn(
+            f"{self._slots.active} SMTP sessions in progress (max_connections): "
+            "a new connection was refused with 421"
+        )
+        with contextlib.suppress(OSError):  # a client already gone needs no answer
+            conn.send(TOO_MANY_CONNECTIONS)
+        conn.close()
+
+
+def _accept_trouble(error: OSError) -> str:
+    if error.errno in _OUT_OF_DESCRIPTORS:
+        return (
+            f"out of file descriptors accepting SMTP connections ({error.strerror}); pausing "
+            "new connections: raise LimitNOFILE or lower max_connections"
+        )
+    return f"accepting an SMTP connection failed ({error}); retrying"
+
+
+async def start_listener(handler: InboxHandler, settings: Settings) -> Listener:
+    """Listen on ``settings.listen`` and serve SMTP sessions with ``handler``."""
+    slots = SessionSlots(settings.max_connections)
+    sockets = await _listening_sockets(settings.listen_host, settings.listen_port)
+    listener = Listener(sockets, lambda: make_smtp(handler, settings, slots), slots)
+    listener.start()
+    return listener
+
+
+async def _listening_sockets(host: str, port: int) -> list[socket.socket]:
+    """One listening socket per address of ``host``, as ``loop.create_server`` makes them."""
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(
+        host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+    )
+    sockets: list[socket.socket] = []
+    try:
+        for family, kind, proto, _name, address in dict.fromkeys(infos):
+            sock = socket.socket(family, kind, proto)
+            sockets.append(sock)
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:  # each family its own socket, as asyncio does
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            sock.bind(address)
+            sock.listen(100)
+            sock.setblocking(False)
+    except OSError:
+        for sock in sockets:
+            sock.close()
+        raise
+    return sockets

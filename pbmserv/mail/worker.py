@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.mail.delivery import deliver_due
 from pbmserv.mail.processor import maintain, process_pending
-from pbmserv.mail.smtp import InboxHandler, make_smtp
+from pbmserv.mail.smtp import InboxHandler, start_listener
 
 log = logging.getLogger("pbmserv.serve")
 
@@ -84,12 +84,8 @@ class Server:
         handler = InboxHandler(
             self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
         )
-        server = await loop.create_server(
-            lambda: make_smtp(handler, self.settings),
-            host=self.settings.listen_host,
-            port=self.settings.listen_port,
-        )
-        self.port = server.sockets[0].getsockname()[1]
+        listener = await start_listener(handler, self.settings)
+        self.port = listener.port
         log.info("listening on %s:%s", self.settings.listen_host, self.port)
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
@@ -102,7 +98,6 @@ class Server:
         try:
             await self._stopping.wait()
         finally:
-            server.close()
-            await server.wait_closed()
+            await listener.close()
             await asyncio.gather(*tasks, return_exceptions=True)
             log.info("stopped")

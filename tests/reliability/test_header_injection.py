@@ -32,7 +32,7 @@ SUBJECTS = [
     "=?utf-8?q?x=0DX-Injected:_cr-only?=",
     "=?utf-8?q?x=C2=85X-Injected:_nel=E2=80=A8X-Injected:_ls=0CX-Injected:_ff?=",
     "=?utf-8?q?x=00X-Injected:_nul?=",
-    "help" + "\r\n word word word" * 700,  # folded over 700 lines
+    "help" + "\r\n word word word" * 300,  # folded over 300 lines (under the 8 KB cap)
     "Re: =?iso-8859-1?q?caf=E9=0D=0ABcc:_evil@x.test?=",
 ]
 

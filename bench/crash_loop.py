@@ -78,9 +78,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--gap",
         type=float,
         nargs=2,
-        default=(0.3, 3.0),
+        default=(1.0, 6.0),
         metavar=("MIN", "MAX"),
-        help="seconds between a restart and the next kill, drawn uniformly (default 0.3 3)",
+        help="seconds between a restart and the next kill, drawn uniformly (default 1 6)",
     )
     parser.add_argument("--max-moves", type=int, default=400, help="moves per board at most")
     parser.add_argument(

@@ -121,6 +121,7 @@ class SendStats:
     kind_of: dict[int, str] = field(default_factory=dict)  # corpus index -> kind
     good_accepted: dict[str, str] = field(default_factory=dict)  # Message-ID -> sender
     good_refused: int = 0
+    duplicates: int = 0  # 250 "already received": a copy of a message stored before
     owners: dict[str, str] = field(default_factory=dict)  # corpus password -> its sender
     next_index: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -132,10 +133,11 @@ class SendStats:
             self.next_index += 1
             return self.next_index - 1
 
-    def record(self, case: Case, code: int) -> None:
+    def record(self, case: Case, code: int, text: str) -> None:
         with self.lock:
             self.sent += 1
             self.codes[code] += 1
+            self.duplicates += code == 250 and "already" in text
             self.kinds[case.kind] += 1
             self.kind_of[case.index] = case.kind
             for password in _TOKEN.findall(case.outgoing.raw.decode("utf-8", "replace")):
@@ -161,8 +163,8 @@ def send_corpus(port: int, args: argparse.Namespace) -> SendStats:
                 if index is None:
                     return
                 case = build_case(args.seed, index, frozenset(args.skip))
-                code, _text = client.send(case.outgoing)
-                stats.record(case, code)
+                code, text = client.send(case.outgoing)
+                stats.record(case, code, text)
         finally:
             client.close()
 
@@ -402,6 +404,7 @@ def print_report(title: str, f: Figures) -> None:
     rows: list[tuple[str, str, str]] = [
         ("sent", str(stats.sent), ""),
         ("accepted (250)", str(stats.codes[250]), ""),
+        ("  of which copies already stored", str(stats.duplicates), ""),
         *[
             (f"refused {code}" if code > 0 else f"connection failed ({code})", str(n), "")
             for code, n in refused.items()

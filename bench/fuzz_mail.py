@@ -245,7 +245,8 @@ def expected_headers() -> frozenset[str]:
             in_reply_to="<a@example.org>" if reply else None,
             references=["<b@example.org>"] if reply else (),
         )
-        names.update(name.lower() for name in message)
+        head = message.raw.split(b"\n\n", 1)[0].decode("utf-8")
+        names.update(line.split(":", 1)[0].lower() for line in head.split("\n") if line[:1].strip())
     return frozenset(names)
 
 

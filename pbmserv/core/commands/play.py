@@ -3,6 +3,8 @@ observe, unobserve."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from sqlalchemy import select
 
 from pbmserv.core import game_service as service
@@ -252,16 +254,7 @@ def _exported_history(game: Game, board: Board, rows: list, fmt: str) -> Section
     max_words=5,
 )
 def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
-    assert game is not None
-    board, user, seat = _player(ctx, game, line)
-    service.resign(ctx, board, seat)
-    service.notify_board(ctx, board, f"{board.seat_label(seat)} resigned.")
-    context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}
-    return Section(
-        "mail/sections/resigned.txt.j2",
-        context,
-        summary=f"{game.SPEC.name} resign board={board.number}",
-    )
+    return _end_by_player(ctx, line, game, service.resign, "resign", "resigned", "resigned")
 
 
 @command(
@@ -274,15 +267,30 @@ def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section
     max_words=5,
 )
 def decline(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+    told = "declined the challenge"
+    return _end_by_player(ctx, line, game, service.decline, "decline", "declined", told)
+
+
+def _end_by_player(
+    ctx: CommandContext,
+    line: CommandLine,
+    game: Game | None,
+    end: Callable[[CommandContext, Board, int], None],
+    verb: str,
+    done: str,
+    told: str,
+) -> Section:
+    """A player ends the board (resigns, declines): tell everyone on it (that the player
+    ``told``), answer the player with the ``done`` section."""
     assert game is not None
     board, _user, seat = _player(ctx, game, line)
-    service.decline(ctx, board, seat)
-    service.notify_board(ctx, board, f"{board.seat_label(seat)} declined the challenge.")
+    end(ctx, board, seat)
+    service.notify_board(ctx, board, f"{board.seat_label(seat)} {told}.")
     context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}
     return Section(
-        "mail/sections/declined.txt.j2",
+        f"mail/sections/{done}.txt.j2",
         context,
-        summary=f"{game.SPEC.name} decline board={board.number}",
+        summary=f"{game.SPEC.name} {verb} board={board.number}",
     )
 
 

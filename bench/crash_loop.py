@@ -123,6 +123,7 @@ class Delivery:
     accepted: bool
     attempts: int
     last: str
+    failures: Counter[int] = field(default_factory=Counter)  # code of each failed attempt
 
 
 def deliver(client: SmtpClient, message: Outgoing, deadline: float) -> Delivery:
@@ -130,15 +131,17 @@ def deliver(client: SmtpClient, message: Outgoing, deadline: float) -> Delivery:
     retried (the same bytes, so a copy already stored is recognised); a 5xx is final."""
     attempts = 0
     code, text = 0, ""
+    failures: Counter[int] = Counter()
     while time.monotonic() < deadline:
         attempts += 1
         code, text = client.send(message)
         if code == 250:
-            return Delivery(True, attempts, text)
+            return Delivery(True, attempts, text, failures)
+        failures[code] += 1
         if 500 <= code < 600:
             break
         time.sleep(0.1)
-    return Delivery(False, attempts, f"{code} {text}")
+    return Delivery(False, attempts, f"{code} {text}", failures)
 
 
 class Answers:
@@ -221,6 +224,8 @@ class Ledger:
     accepted: list[str] = field(default_factory=list)  # Message-IDs acknowledged with 250
     refused: int = 0
     retries: int = 0
+    retry_codes: Counter[int] = field(default_factory=Counter)
+    duplicates: int = 0  # 250 "already received": a retry of a message stored before
     rejected: list[str] = field(default_factory=list)  # answers that did not say "played"
     unanswered: list[str] = field(default_factory=list)
     played: dict[int, list[str]] = field(default_factory=dict)  # board -> move texts
@@ -230,6 +235,8 @@ class Ledger:
         with self.lock:
             self.sent += 1
             self.retries += sent.attempts - 1
+            self.retry_codes.update(sent.failures)
+            self.duplicates += sent.accepted and "already" in sent.last
             if sent.accepted:
                 self.accepted.append(mid)
             else:
@@ -439,6 +446,11 @@ def duplicates(relayed: list[Relayed]) -> tuple[int, int, int]:
 # --- running ----------------------------------------------------------------------------
 
 
+def retry_breakdown(codes: Counter[int]) -> str:
+    names = {-1: "refused/reset", -2: "timeout"}
+    return ", ".join(f"{names.get(c, str(c))} x{n}" for c, n in sorted(codes.items())) or "-"
+
+
 def print_report(title: str, ledger: Ledger, result: Check, killer: Killer, extra: dict) -> None:
     rows = [
         ("kills (SIGKILL)", str(killer.kills), ""),
@@ -446,6 +458,7 @@ def print_report(title: str, ledger: Ledger, result: Check, killer: Killer, extr
         ("accepted (250)", str(len(ledger.accepted)), ""),
         ("never accepted (5xx or gave up)", str(ledger.refused), "must be 0"),
         ("SMTP retries (closed port, reset, 4xx)", str(ledger.retries), ""),
+        ("accepted as a copy already stored", str(ledger.duplicates), ""),
         ("lost (accepted, never applied)", str(result.lost), "must be 0"),
         ("applied twice", str(result.applied_twice), "must be 0"),
         ("boards whose history differs", str(result.boards_differing), "must be 0"),
@@ -464,6 +477,7 @@ def print_report(title: str, ledger: Ledger, result: Check, killer: Killer, extr
     width = max(len(r[0]) for r in rows)
     for label, value, note in rows:
         print(f"  {label.ljust(width)}  {value.rjust(10)}  {note}")
+    print(f"  SMTP retries by outcome: {retry_breakdown(ledger.retry_codes)}")
     print(f"  wait for the inbox and outbox: {extra['settled']}")
 
 

@@ -104,7 +104,8 @@ def dedupe_key(raw: bytes) -> str:
         if mid is not None:
             sender = _scanned_from(scan) or ""
             key = f"mid:{mid}|{sender}"
-            if len(key) > _MAX_KEY:
+            # PostgreSQL refuses a NUL in text; any control character goes into the hash.
+            if len(key) > _MAX_KEY or not key.isprintable():
                 key = "mid-sha256:" + _sha256(key.encode("utf-8", "surrogatepass"))
             return key
         return "sha256:" + _sha256(_normalized_for_hash(data))

@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
+from pbmserv.core.parser import printable
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage
 from pbmserv.mail.decode import dedupe_key, header_from_address
@@ -43,6 +44,8 @@ def store_message(
     now = clock()
     # None: not known (stdin without -f); "": the null return path of a bounce.
     sender = None if envelope_from is None else envelope_from.strip().strip("<>").lower()
+    if sender and not sender.isprintable():  # PostgreSQL refuses a NUL in text
+        sender = printable(sender)
     from_address = header_from_address(raw)
     key, earlier_keys, since = _dedupe_keys(dedupe_key(raw), now, settings)
     try:

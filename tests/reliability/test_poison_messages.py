@@ -88,3 +88,18 @@ def test_an_unanswerable_sender_whose_message_fails_is_quarantined_without_a_loo
         rows = conn.execute(select(InboxMessage.status, InboxMessage.attempts)).all()
     assert sorted(rows) == sorted([("failed", MAX_ATTEMPTS)] * 2 + [("done", 0)])
     assert [r.to for r in sink.messages] == ["later@example.org"]
+
+
+def test_control_characters_in_ids_and_envelopes_are_stored_and_answered(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink
+) -> None:
+    # PostgreSQL refuses a NUL in text: such a message was refused with 451 for ever.
+    raw = (
+        b"From: nul@example.org\r\nTo: pbmserv@localhost\r\nSubject: help\r\n"
+        b"Message-ID: <a\x00b\x01c@x.test>\r\n\r\n\r\n"
+    )
+    assert smtp_send(server.port, raw, mail_from="nul@example.org")[0] == 250
+    assert b"already" in smtp_send(server.port, raw, mail_from="nul@example.org")[1]
+    sink.wait_for(lambda m: [r.to for r in m] == ["nul@example.org"])
+    settle(engine)
+    assert [r.to for r in sink.messages] == ["nul@example.org"]

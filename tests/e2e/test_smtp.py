@@ -226,6 +226,8 @@ def test_a_crashing_command_is_kept_answered_once_and_the_server_goes_on(  # typ
     assert rows[0].status == "failed" and rows[0].attempts == 3
     assert "a bug in a command" in rows[0].error
     assert rows[1].status == "done"
+    sink.wait_for(lambda m: any(r.to == "alice@example.org" for r in m))  # queued just after
+    settle(engine)
     apologies = [m for m in sink.messages if m.to == "alice@example.org"]
     assert len(apologies) == 1 and "internal error" in apologies[0].body
     # The failing message waits between its tries, so bob may be answered before it ends.

@@ -85,6 +85,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def postgres_cpu_seconds() -> float:
+    """CPU time of every running process named postgres on this machine (the database's
+    backends for the servers under test among them; other users' sessions too)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            data = stat.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        if data[data.index("(") + 1 : data.rindex(")")] == "postgres":
+            with contextlib.suppress(ValueError, OSError):
+                total += cpu_seconds(int(stat.parent.name))
+    return total
+
+
 def load_average() -> str:
     try:
         return " ".join(Path("/proc/loadavg").read_text().split()[:3])
@@ -269,6 +284,17 @@ def sqlite_database(workdir: Path, name: str) -> Iterator[str]:
     upgrade(engine)
     engine.dispose()
     yield url
+
+
+@contextlib.contextmanager
+def database(kind: str, pg: str, workdir: Path, label: str) -> Iterator[str]:
+    """A migrated database: a SQLite file in ``workdir``, or a schema in PostgreSQL ``pg``."""
+    if kind == "sqlite":
+        with sqlite_database(workdir, label) as url:
+            yield url
+    else:
+        with postgres_schema(pg, label) as url:
+            yield url
 
 
 @contextlib.contextmanager
@@ -473,12 +499,20 @@ def send_all(
         finally:
             client.close()
 
-    workers = [threading.Thread(target=run, args=(n,), daemon=True) for n in range(threads)]
+    start_threads(run, threads, deadline)
+    return codes
+
+
+def start_threads(
+    target: Callable[[int], None], count: int, deadline: float
+) -> list[threading.Thread]:
+    """Run ``target(0..count-1)`` in daemon threads; wait for them until ``deadline``."""
+    workers = [threading.Thread(target=target, args=(n,), daemon=True) for n in range(count)]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(max(0.1, deadline - time.monotonic()))
-    return codes
+    return workers
 
 
 def wait_until(condition: Callable[[], bool], deadline: float, step: float = 0.05) -> bool:
@@ -493,18 +527,13 @@ def wait_until(condition: Callable[[], bool], deadline: float, step: float = 0.0
 
 
 def set_up_by_mail(
-    engine: Engine,
-    tracker: Tracker,
-    ports: Sequence[int],
-    pairs: Sequence[tuple[Player, Player]],
-    size: int,
-    threads: int,
-    timeout: float,
+    rig: Rig, pairs: Sequence[tuple[Player, Player]], size: int, threads: int, timeout: float
 ) -> list[BenchGame]:
     """Sign the players up and open one board per pair by mail (``chameleon challenge
     -size=N U1 U2``, sent by U1); wait until every reply and board mail is in; return the
     boards as read back from the database (local state loaded from the stored state)."""
     deadline = time.monotonic() + timeout
+    tracker, ports = rig.tracker, rig.ports
     players = list(dict.fromkeys(p for pair in pairs for p in pair))
     for phase in ("signup", "challenge"):
         if phase == "signup":
@@ -530,7 +559,7 @@ def set_up_by_mail(
         if tracker.failures(ids):
             raise RuntimeError(f"{phase}: {tracker.failures(ids)} commands were refused")
     userids = [p.userid for p in players]
-    with engine.connect() as conn:
+    with rig.engine.connect() as conn:
         rows = conn.execute(
             select(GameRow.id, GameRow.seed, GameRow.state, Seat.seat, User.userid)
             .join(Seat, Seat.game_id == GameRow.id)
@@ -561,6 +590,51 @@ def set_up_by_mail(
     if not ok:
         raise RuntimeError("set-up: not every board mail of the challenges arrived in time")
     return result
+
+
+# --- a whole rig ------------------------------------------------------------------------------
+
+
+@dataclass
+class Rig:
+    """A noting relay, a fresh database and ``pbmserv serve`` processes relaying to it."""
+
+    workdir: Path
+    tracker: Tracker
+    url: str
+    engine: Engine
+    servers: list[ServerProcess]
+
+    @property
+    def ports(self) -> list[int]:
+        return [s.port for s in self.servers]
+
+
+@contextlib.contextmanager
+def pbmserv_rig(
+    kind: str,
+    pg: str,
+    label: str,
+    servers: int = 1,
+    prepare: Callable[[Engine], None] | None = None,
+) -> Iterator[Rig]:
+    """Everything a pbmserv measurement runs on; ``prepare`` gets the migrated database
+    before the servers start. All of it is stopped, dropped and removed afterwards."""
+    with contextlib.ExitStack() as stack:
+        workdir = stack.enter_context(work_directory(f"pbmbench-{label}-"))
+        tracker = Tracker()
+        sink = stack.enter_context(NotingSink(tracker.on_mail))
+        url = stack.enter_context(database(kind, pg, workdir, label))
+        engine = make_engine(url)
+        stack.callback(engine.dispose)
+        if prepare is not None:
+            prepare(engine)
+        started = []
+        for i in range(servers):
+            server = ServerProcess(url, sink.address, workdir, f"{label}-{i}")
+            stack.callback(server.stop)
+            started.append(server.start())
+        yield Rig(workdir, tracker, url, engine, started)
 
 
 # --- the load ----------------------------------------------------------------------------------
@@ -680,11 +754,7 @@ def run_load(
         finally:
             client.close()
 
-    workers = [threading.Thread(target=serve_games, args=(n,), daemon=True) for n in range(threads)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(max(0.1, deadline - time.monotonic()))
+    workers = start_threads(serve_games, threads, deadline)
     if tracker is not None:  # the last moves' mail
         wait_until(lambda: all(len(g.done_at) >= g.sent or g.failed for g in games), deadline, 0.02)
     stop.set()

@@ -23,15 +23,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import math
 import random
 import re
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,20 +41,16 @@ from _load import (  # noqa: E402
     GAME,
     BenchGame,
     LoadResult,
-    NotingSink,
     Player,
-    ServerProcess,
-    Tracker,
     load_average,
     mail_bytes,
     make_players,
     pairings,
+    pbmserv_rig,
     plan_moves,
-    postgres_schema,
+    postgres_cpu_seconds,
     run_load,
     set_up_by_mail,
-    sqlite_database,
-    work_directory,
 )
 from sqlalchemy import Engine, event, text  # noqa: E402
 
@@ -269,6 +263,7 @@ class Measured:
     fill_seconds: float = 0.0
     result: LoadResult | None = None
     cpu_ms: float = float("nan")
+    postgres_cpu_ms: float = float("nan")  # all postgres processes, per move
     plans: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -279,50 +274,34 @@ class Measured:
         return 1000 / self.result.done_rate
 
 
-@contextlib.contextmanager
-def database(kind: str, args: argparse.Namespace, workdir: Path, label: str) -> Iterator[str]:
-    if kind == "sqlite":
-        with sqlite_database(workdir, label) as url:
-            yield url
-    else:
-        with postgres_schema(args.pg, f"gr{label}") as url:
-            yield url
-
-
 def measure(kind: str, size: Size, args: argparse.Namespace, explain: bool) -> Measured:
     measured = Measured(kind, size)
     players = make_players(max(10, args.live_games // 2))
     pairs = pairings(players, args.live_games)
+
+    def prepare(engine: Engine) -> None:
+        print(f"... {kind} {size.label}: filling", file=sys.stderr, flush=True)
+        measured.fill_seconds = fill(engine, size, players, args.raw_bytes, args.max_seconds)
+
     try:
-        with ExitStack() as stack:
-            workdir = stack.enter_context(work_directory("pbmgrowth-"))
-            tracker = Tracker()
-            sink = stack.enter_context(NotingSink(tracker.on_mail))
-            url = stack.enter_context(database(kind, args, workdir, size.label))
-            engine = make_engine(url)
-            stack.callback(engine.dispose)
-            print(f"... {kind} {size.label}: filling", file=sys.stderr, flush=True)
-            measured.fill_seconds = fill(engine, size, players, args.raw_bytes, args.max_seconds)
-            server = ServerProcess(url, sink.address, workdir, f"{kind}-{size.label}")
-            stack.callback(server.stop)
-            server.start()
+        with pbmserv_rig(kind, args.pg, f"growth{size.label}", prepare=prepare) as rig:
+            server = rig.servers[0]
             print(f"... {kind} {size.label}: set-up by mail", file=sys.stderr, flush=True)
-            games = set_up_by_mail(
-                engine, tracker, [server.port], pairs, 11, args.threads, args.max_seconds
-            )
+            games = set_up_by_mail(rig, pairs, 11, args.threads, args.max_seconds)
             plan_moves(games, args.moves)
             print(f"... {kind} {size.label}: {args.moves} moves", file=sys.stderr, flush=True)
-            before = server.cpu_seconds()
-            measured.result = run_load(
-                [server.port], games, args.threads, args.max_seconds, tracker
-            )
-            after = server.cpu_seconds()
-            if measured.result.done:
-                measured.cpu_ms = (after - before) * 1000 / measured.result.done
-            measured.notes += measured.result.notes
+            before = server.cpu_seconds(), postgres_cpu_seconds()
+            result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+            after = server.cpu_seconds(), postgres_cpu_seconds()
+            measured.result = result
+            if result.done:
+                measured.cpu_ms = (after[0] - before[0]) * 1000 / result.done
+                if kind == "postgres":
+                    measured.postgres_cpu_ms = (after[1] - before[1]) * 1000 / result.done
+            measured.notes += result.notes
             server.stop()
             if explain:
-                measured.plans = explain_one_move(url, workdir, games[0])
+                measured.plans = explain_one_move(rig.url, rig.workdir, games[0])
     except Exception as error:  # one measurement's failure must not lose the others
         measured.notes.append(f"failed: {type(error).__name__}: {error}")
     return measured
@@ -356,25 +335,38 @@ def explain_one_move(url: str, workdir: Path, game: BenchGame) -> list[str]:
     factory = session_factory(engine)
     settings = replace(Settings(), db_url=url, relay=None, spool=workdir / "explain-spool")
     captured: list[tuple[str, object]] = []
+    kinds: Counter[str] = Counter()
 
     def note(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
-        if statement.lstrip().upper().startswith("SELECT"):
+        kind = statement.split(None, 1)[0].upper()
+        kinds[kind] += 1
+        if kind == "SELECT":
             captured.append((statement, parameters))
+
+    def committed(conn) -> None:  # type: ignore[no-untyped-def]
+        kinds["(commits)"] += 1
 
     player, move = game.next_move(random.Random(99))
     _, raw = mail_bytes(player.address, game.line(player, move))
     event.listen(engine, "before_cursor_execute", note)
+    event.listen(engine, "commit", committed)
     try:
         store_message(factory, settings, raw, player.address)
         process_one(factory, settings)
         asyncio.run(deliver_due(factory, settings))
     finally:
         event.remove(engine, "before_cursor_execute", note)
+        event.remove(engine, "commit", committed)
     seen: dict[str, object] = {}
     for statement, parameters in captured:
         seen.setdefault(statement, parameters)
     order = [name for name, _ in _LABELS] + ["other"]
-    report = []
+    commits = kinds.pop("(commits)", 0)
+    counted = ", ".join(f"{n} {kind}" for kind, n in kinds.most_common())
+    report = [
+        f"  one move stored, processed and its mail delivered: {kinds.total()} statements "
+        f"({counted}) in {commits} committed transactions"
+    ]
     for statement, parameters in sorted(seen.items(), key=lambda s: order.index(_label(s[0]))):
         report.append(_explain(engine, statement, parameters))
     engine.dispose()
@@ -416,20 +408,24 @@ def _depth(rows: list, row: tuple) -> int:  # type: ignore[type-arg]
 # --- the report --------------------------------------------------------------------------------
 
 
+def _number(value: float) -> str:
+    return "n/a" if math.isnan(value) else f"{value:.1f}"
+
+
 def report(results: list[Measured], args: argparse.Namespace) -> None:
     print(
         "| database | stored games | old inbox / outbox rows | fill s | moves done "
-        "| moves/s (steady) | ms per move | server CPU ms per move |"
+        "| moves/s (steady) | ms per move | server CPU ms per move | postgres CPU ms per move |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for m in results:
         r = m.result
         done = f"{r.done}/{r.moves}" if r else "n/a"
-        rate = f"{r.done_rate:.1f}" if r and not math.isnan(r.done_rate) else "n/a"
+        rate = _number(r.done_rate) if r else "n/a"
         print(
             f"| {'SQLite' if m.engine == 'sqlite' else 'PostgreSQL'} | {m.size.games:,} "
             f"| {m.size.rows:,} / {m.size.rows:,} | {m.fill_seconds:.1f} | {done} | {rate} "
-            f"| {m.ms_per_move:.1f} | {m.cpu_ms:.1f} |"
+            f"| {_number(m.ms_per_move)} | {_number(m.cpu_ms)} | {_number(m.postgres_cpu_ms)} |"
         )
     print()
     for kind in args.only:
@@ -439,6 +435,11 @@ def report(results: list[Measured], args: argparse.Namespace) -> None:
             print(
                 f"{kind}: big/small cost per move: wall {big.ms_per_move / small.ms_per_move:.2f}x"
                 f", server CPU {big.cpu_ms / small.cpu_ms:.2f}x"
+                + (
+                    f", postgres CPU {big.postgres_cpu_ms / small.postgres_cpu_ms:.2f}x"
+                    if kind == "postgres"
+                    else ""
+                )
             )
     for m in results:
         if m.notes:

@@ -39,8 +39,6 @@ import random
 import shutil
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -51,24 +49,17 @@ from _load import (  # noqa: E402
     GAME,
     BenchGame,
     LoadResult,
-    NotingSink,
     Player,
-    ServerProcess,
     SinkProcess,
-    Tracker,
     load_average,
     make_players,
     pairings,
+    pbmserv_rig,
     plan_moves,
-    postgres_schema,
+    postgres_cpu_seconds,
     run_load,
     set_up_by_mail,
-    sqlite_database,
-    work_directory,
 )
-from sqlalchemy import Engine  # noqa: E402
-
-from pbmserv.db.engine import make_engine  # noqa: E402
 
 ROWS = ("smtp-sink", "aiosmtpd", "sqlite", "postgres", "postgres-x2", "password")
 TITLES = {
@@ -189,48 +180,32 @@ def sink_row(name: str, args: argparse.Namespace) -> Row:
     return row
 
 
-@contextmanager
-def database(kind: str, args: argparse.Namespace, workdir: Path) -> Iterator[str]:
-    if kind == "sqlite":
-        with sqlite_database(workdir, "bench") as url:
-            yield url
-    else:
-        with postgres_schema(args.pg, "tp") as url:
-            yield url
-
-
 def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
     row = Row(name)
     kind = "sqlite" if name == "sqlite" else "postgres"
-    count = 2 if name == "postgres-x2" else 1
     pairs = pairings(make_players(player_count(args.moves, args.games)), args.games)
+    servers = 2 if name == "postgres-x2" else 1
     try:
-        with ExitStack() as stack:
-            workdir = stack.enter_context(work_directory("pbmbench-"))
-            tracker = Tracker()
-            sink = stack.enter_context(NotingSink(tracker.on_mail))
-            url = stack.enter_context(database(kind, args, workdir))
-            engine = make_engine(url)
-            stack.callback(engine.dispose)
-            servers = []
-            for i in range(count):
-                server = ServerProcess(url, sink.address, workdir, f"{name}-{i}")
-                stack.callback(server.stop)
-                servers.append(server.start())
-            ports = [s.port for s in servers]
-            games = set_up_by_mail(
-                engine, tracker, ports, pairs, args.size, args.threads, args.max_seconds
-            )
+        with pbmserv_rig(kind, args.pg, name.replace("-", ""), servers) as rig:
+            games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
             plan_moves(games, args.moves)
-            before = [s.cpu_seconds() for s in servers]
-            row.result = run_load(ports, games, args.threads, args.max_seconds, tracker)
-            after = [s.cpu_seconds() for s in servers]
-            if row.result.done:
+            before = [s.cpu_seconds() for s in rig.servers]
+            others = (postgres_cpu_seconds(), time.process_time())
+            row.result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+            after = [s.cpu_seconds() for s in rig.servers]
+            done = row.result.done
+            if done:
                 row.cpu_ms_per_move = [
-                    (b - a) * 1000 / row.result.done for a, b in zip(before, after, strict=True)
+                    (b - a) * 1000 / done for a, b in zip(before, after, strict=True)
                 ]
+                database_ms = (postgres_cpu_seconds() - others[0]) * 1000 / done
+                client_ms = (time.process_time() - others[1]) * 1000 / done
+                cpu = f"this client and its relay {client_ms:.1f} ms CPU per move"
+                if kind != "sqlite":
+                    cpu = f"all postgres processes {database_ms:.1f} ms CPU per move; {cpu}"
+                row.notes.append(cpu)
             if row.result.notes:
-                row.notes.append(f"server log: {servers[0].log_tail(3)}")
+                row.notes.append(f"server log: {rig.servers[0].log_tail(3)}")
     except Exception as error:  # one row's failure must not lose the others' figures
         row.notes.append(f"failed: {type(error).__name__}: {error}")
     return row
@@ -244,27 +219,17 @@ def password_path(args: argparse.Namespace) -> str:
     players = make_players(args.cold_users, prefix="c")
     pairs = [(players[i], players[i + 1]) for i in range(0, len(players), 2)]
     try:
-        with ExitStack() as stack:
-            workdir = stack.enter_context(work_directory("pbmbench-pw-"))
-            tracker = Tracker()
-            sink = stack.enter_context(NotingSink(tracker.on_mail))
-            url = stack.enter_context(sqlite_database(workdir, "password"))
-            engine: Engine = make_engine(url)
-            stack.callback(engine.dispose)
-            server = ServerProcess(url, sink.address, workdir, "password")
-            stack.callback(server.stop)
-            server.start()
-            games = set_up_by_mail(
-                engine, tracker, [server.port], pairs, args.size, args.threads, args.max_seconds
-            )
+        with pbmserv_rig("sqlite", args.pg, "password") as rig:
+            server = rig.servers[0]
+            games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
             # Each game's first two moves: seat 0, then seat 1, each a user never checked.
             plan_moves(games, 2 * len(games))
             cpu0 = server.cpu_seconds()
-            cold = run_load([server.port], games, args.threads, args.max_seconds, tracker)
+            cold = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
             cpu1 = server.cpu_seconds()
             for game in games:  # the same users again: their passwords are now remembered
                 game.planned += 2
-            warm = run_load([server.port], games, args.threads, args.max_seconds, tracker)
+            warm = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
             cpu2 = server.cpu_seconds()
     except Exception as error:
         return f"password path: failed: {type(error).__name__}: {error}"

@@ -675,9 +675,9 @@ class LoadResult:
 
 
 def plan_moves(games: Sequence[BenchGame], moves: int) -> None:
-    """Share ``moves`` out over the games, as evenly as possible."""
+    """Share ``moves`` more out over the games (on top of those made), as evenly as possible."""
     for i, game in enumerate(games):
-        game.planned = moves // len(games) + (1 if i < moves % len(games) else 0)
+        game.planned = game.sent + moves // len(games) + (1 if i < moves % len(games) else 0)
 
 
 def run_load(

@@ -5,10 +5,13 @@ for the options). For SQLite and PostgreSQL it builds two databases: a small one
 games) and a big one (100,000 stored games, half of them finished, plus 1,000,000 old processed
 inbox rows and 1,000,000 old sent outbox rows). The big one is filled with bulk SQL (a recursive
 CTE on SQLite, generate_series on PostgreSQL, then VACUUM ANALYZE as autovacuum would), not
-through the server. Then the real server (`pbmserv serve`, relaying to a local sink) gets the
-same fixed number of real moves on boards opened by mail, as in throughput.py: many games in
-parallel, a game's next move sent once its board mail arrived. It prints the cost per move for
-both sizes (wall time at the steady rate, and the server's CPU from /proc) and their ratio.
+through the server. Then a real server on each (`pbmserv serve`, relaying to a local sink) gets
+the same fixed number of real moves on boards opened by mail, as in throughput.py: many games in
+parallel, a game's next move sent once its board mail arrived. The moves are played in rounds
+that alternate between the small and the big database, so that both meet the same machine load
+(other work on the machine moves the figures a lot). It prints the cost per move for both sizes
+(wall time, the server's CPU and on PostgreSQL all postgres processes' CPU, from /proc) and
+their ratio.
 
 Then, on the big database of each engine, it captures the SQL of one real move (storing it as
 the SMTP listener does, processing it, delivering its mail: the server's own functions, with a
@@ -30,6 +33,7 @@ import re
 import sys
 import time
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -93,6 +97,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--live-games", type=int, help="boards those moves are played on (default 30; --quick 15)"
     )
+    parser.add_argument(
+        "--rounds",
+        type=int,
+        help="the moves are played in this many rounds, alternating small and big database "
+        "(default 4; --quick 2)",
+    )
     parser.add_argument("--threads", type=int, default=8, help="client threads (default 8)")
     parser.add_argument(
         "--only", action="append", choices=ENGINES, help="one engine only (default both)"
@@ -111,6 +121,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     args.live_games = args.live_games or (15 if args.quick else 30)
     args.max_seconds = args.max_seconds or (300.0 if args.quick else 1200.0)
     args.only = args.only or list(ENGINES)
+    args.rounds = max(1, min(args.rounds or (2 if args.quick else 4), args.moves))
     return args
 
 
@@ -258,52 +269,68 @@ def fill(
 
 @dataclass
 class Measured:
+    """The moves timed on one database, summed over the rounds."""
+
     engine: str
     size: Size
     fill_seconds: float = 0.0
-    result: LoadResult | None = None
-    cpu_ms: float = float("nan")
-    postgres_cpu_ms: float = float("nan")  # all postgres processes, per move
+    planned: int = 0
+    done: int = 0
+    seconds: float = 0.0
+    cpu_seconds: float = 0.0
+    postgres_seconds: float = 0.0
+    round_ms: list[float] = field(default_factory=list)  # wall ms per move, each round
     plans: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
-    @property
-    def ms_per_move(self) -> float:
-        if self.result is None or not self.result.done_rate > 0:
-            return float("nan")
-        return 1000 / self.result.done_rate
+    def per_move(self, seconds: float) -> float:
+        return seconds * 1000 / self.done if self.done else float("nan")
+
+    def add(self, result: LoadResult, cpu: float, postgres: float) -> None:
+        self.planned += result.moves
+        self.done += result.done
+        self.seconds += result.elapsed
+        self.cpu_seconds += cpu
+        self.postgres_seconds += postgres
+        if result.done:
+            self.round_ms.append(result.elapsed * 1000 / result.done)
+        self.notes += result.notes
 
 
-def measure(kind: str, size: Size, args: argparse.Namespace, explain: bool) -> Measured:
-    measured = Measured(kind, size)
+def measure(kind: str, args: argparse.Namespace) -> list[Measured]:
+    """Both database sizes of one engine, each with its own server, the moves played in
+    alternate rounds (small, big, small, big ...) so that both meet the same machine load."""
+    sizes = (Size("small", args.small_games, 0), Size("big", args.games, args.rows))
+    measured = [Measured(kind, size) for size in sizes]
     players = make_players(max(10, args.live_games // 2))
     pairs = pairings(players, args.live_games)
-
-    def prepare(engine: Engine) -> None:
-        print(f"... {kind} {size.label}: filling", file=sys.stderr, flush=True)
-        measured.fill_seconds = fill(engine, size, players, args.raw_bytes, args.max_seconds)
-
     try:
-        with pbmserv_rig(kind, args.pg, f"growth{size.label}", prepare=prepare) as rig:
-            server = rig.servers[0]
-            print(f"... {kind} {size.label}: set-up by mail", file=sys.stderr, flush=True)
-            games = set_up_by_mail(rig, pairs, 11, args.threads, args.max_seconds)
-            plan_moves(games, args.moves)
-            print(f"... {kind} {size.label}: {args.moves} moves", file=sys.stderr, flush=True)
-            before = server.cpu_seconds(), postgres_cpu_seconds()
-            result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
-            after = server.cpu_seconds(), postgres_cpu_seconds()
-            measured.result = result
-            if result.done:
-                measured.cpu_ms = (after[0] - before[0]) * 1000 / result.done
-                if kind == "postgres":
-                    measured.postgres_cpu_ms = (after[1] - before[1]) * 1000 / result.done
-            measured.notes += result.notes
-            server.stop()
-            if explain:
-                measured.plans = explain_one_move(rig.url, rig.workdir, games[0])
-    except Exception as error:  # one measurement's failure must not lose the others
-        measured.notes.append(f"failed: {type(error).__name__}: {error}")
+        with ExitStack() as stack:
+            rigs, boards = [], []
+            for m in measured:
+
+                def prepare(engine: Engine, m: Measured = m) -> None:
+                    print(f"... {kind} {m.size.label}: filling", file=sys.stderr, flush=True)
+                    m.fill_seconds = fill(engine, m.size, players, args.raw_bytes, args.max_seconds)
+
+                label = f"growth{m.size.label}"
+                rigs.append(stack.enter_context(pbmserv_rig(kind, args.pg, label, prepare=prepare)))
+                print(f"... {kind} {m.size.label}: set-up by mail", file=sys.stderr, flush=True)
+                boards.append(set_up_by_mail(rigs[-1], pairs, 11, args.threads, args.max_seconds))
+            for number in range(args.rounds):
+                share = args.moves // args.rounds + (number < args.moves % args.rounds)
+                print(f"... {kind} round {number + 1}: {share} moves each", file=sys.stderr)
+                for m, rig, games in zip(measured, rigs, boards, strict=True):
+                    plan_moves(games, share)
+                    server = rig.servers[0]
+                    before = server.cpu_seconds(), postgres_cpu_seconds()
+                    result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+                    after = server.cpu_seconds(), postgres_cpu_seconds()
+                    m.add(result, after[0] - before[0], after[1] - before[1])
+            rigs[-1].servers[0].stop()
+            measured[-1].plans = explain_one_move(rigs[-1].url, rigs[-1].workdir, boards[-1][0])
+    except Exception as error:  # one engine's failure must not lose the other's figures
+        measured[-1].notes.append(f"failed: {type(error).__name__}: {error}")
     return measured
 
 
@@ -412,38 +439,39 @@ def _number(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.1f}"
 
 
+def _ratio(big: Measured, small: Measured, seconds: str) -> str:
+    ratio = big.per_move(getattr(big, seconds)) / small.per_move(getattr(small, seconds))
+    return f"{ratio:.2f}x"
+
+
 def report(results: list[Measured], args: argparse.Namespace) -> None:
     print(
         "| database | stored games | old inbox / outbox rows | fill s | moves done "
-        "| moves/s (steady) | ms per move | server CPU ms per move | postgres CPU ms per move |"
+        "| wall ms per move (each round) | server CPU ms per move | postgres CPU ms per move |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|")
     for m in results:
-        r = m.result
-        done = f"{r.done}/{r.moves}" if r else "n/a"
-        rate = _number(r.done_rate) if r else "n/a"
+        rounds = ", ".join(f"{ms:.0f}" for ms in m.round_ms)
+        postgres = m.per_move(m.postgres_seconds) if m.engine == "postgres" else float("nan")
         print(
             f"| {'SQLite' if m.engine == 'sqlite' else 'PostgreSQL'} | {m.size.games:,} "
-            f"| {m.size.rows:,} / {m.size.rows:,} | {m.fill_seconds:.1f} | {done} | {rate} "
-            f"| {_number(m.ms_per_move)} | {_number(m.cpu_ms)} | {_number(m.postgres_cpu_ms)} |"
+            f"| {m.size.rows:,} / {m.size.rows:,} | {m.fill_seconds:.1f} "
+            f"| {m.done}/{m.planned} | {_number(m.per_move(m.seconds))} ({rounds}) "
+            f"| {_number(m.per_move(m.cpu_seconds))} | {_number(postgres)} |"
         )
     print()
     for kind in args.only:
         pair = [m for m in results if m.engine == kind]
-        if len(pair) == 2:
+        if len(pair) == 2 and all(m.done for m in pair):
             small, big = pair
-            print(
-                f"{kind}: big/small cost per move: wall {big.ms_per_move / small.ms_per_move:.2f}x"
-                f", server CPU {big.cpu_ms / small.cpu_ms:.2f}x"
-                + (
-                    f", postgres CPU {big.postgres_cpu_ms / small.postgres_cpu_ms:.2f}x"
-                    if kind == "postgres"
-                    else ""
-                )
-            )
+            parts = [f"wall {_ratio(big, small, 'seconds')}"]
+            parts.append(f"server CPU {_ratio(big, small, 'cpu_seconds')}")
+            if kind == "postgres":
+                parts.append(f"postgres CPU {_ratio(big, small, 'postgres_seconds')}")
+            print(f"{kind}: cost per move, big / small: " + ", ".join(parts))
     for m in results:
         if m.notes:
-            print(f"- {m.engine} {m.size.label}: " + "; ".join(m.notes))
+            print(f"- {m.engine} {m.size.label}: " + "; ".join(dict.fromkeys(m.notes)))
     for m in results:
         if m.plans:
             print(
@@ -462,15 +490,10 @@ def main(argv: list[str] | None = None) -> None:
         f"0 vs {args.rows:,} old inbox and outbox rows; load average {load_average()} at the start",
         flush=True,
     )
-    sizes = (
-        Size("small", args.small_games, 0),
-        Size("big", args.games, args.rows),
-    )
     results = []
     for kind in ENGINES:
         if kind in args.only:
-            for size in sizes:
-                results.append(measure(kind, size, args, explain=size.label == "big"))
+            results += measure(kind, args)
     print()
     report(results, args)
     print(

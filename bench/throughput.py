@@ -227,8 +227,7 @@ def password_path(args: argparse.Namespace) -> str:
             cpu0 = server.cpu_seconds()
             cold = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
             cpu1 = server.cpu_seconds()
-            for game in games:  # the same users again: their passwords are now remembered
-                game.planned += 2
+            plan_moves(games, 2 * len(games))  # the same users: their passwords are remembered
             warm = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
             cpu2 = server.cpu_seconds()
     except Exception as error:

@@ -23,7 +23,6 @@ import shutil
 import signal
 import smtplib
 import socket
-import statistics
 import subprocess
 import sys
 import threading
@@ -31,6 +30,7 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from email.message import Message
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 from email.utils import formatdate
@@ -111,7 +111,7 @@ def load_average() -> str:
 
 
 class _NotingHandler:
-    def __init__(self, on_mail: Callable[[float, object, bytes], None]) -> None:
+    def __init__(self, on_mail: Callable[[float, Message, bytes], None]) -> None:
         self.on_mail = on_mail
         self.parser = BytesHeaderParser(policy=compat32)
 
@@ -125,7 +125,7 @@ class _NotingHandler:
 class NotingSink:
     """An aiosmtpd relay on 127.0.0.1 that hands every mail's headers and arrival time on."""
 
-    def __init__(self, on_mail: Callable[[float, object, bytes], None]) -> None:
+    def __init__(self, on_mail: Callable[[float, Message, bytes], None]) -> None:
         self.controller = Controller(
             _NotingHandler(on_mail), hostname="127.0.0.1", port=free_port()
         )
@@ -391,16 +391,14 @@ class Tracker:
         self.lock = threading.Lock()
         self.boards: dict[int, int] = {}
         self.replies: dict[str, tuple[float, bool]] = {}  # Message-ID -> (arrival, failed)
-        self.mails = 0
         self.by_board: dict[int, BenchGame] = {}
         self.in_flight: dict[str, BenchGame] = {}
         self.queues: list[queue.Queue[BenchGame]] = []
 
-    def on_mail(self, arrived: float, headers: object, raw: bytes) -> None:
-        subject = str(headers.get("Subject", "")).encode()  # type: ignore[attr-defined]
-        answering = str(headers.get("In-Reply-To", "")).strip()  # type: ignore[attr-defined]
+    def on_mail(self, arrived: float, headers: Message, raw: bytes) -> None:
+        subject = str(headers.get("Subject", "")).encode()
+        answering = str(headers.get("In-Reply-To", "")).strip()
         with self.lock:
-            self.mails += 1
             game: BenchGame | None = None
             match = _BOARD_SUBJECT.match(subject)
             if match and not answering:
@@ -817,10 +815,6 @@ def _summarise(
         for sent, finished in pairs:
             if first <= finished <= last:
                 result.latencies.append(finished - sent)
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values) if values else float("nan")
 
 
 # --- a bare aiosmtpd Sink in its own process ---------------------------------------------------

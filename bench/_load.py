@@ -1,0 +1,847 @@
+"""Shared parts of the end-to-end benchmarks (throughput.py, growth.py): a relay that notes
+when each mail arrives, `pbmserv serve` as a child process, a private PostgreSQL schema, set-up
+by mail, and the move load itself.
+
+The load: smtplib in N threads sends legal Chameleon moves, each with its password, across many
+concurrent games; a game's next move is sent only once the previous move's reply and both board
+mails have reached the relay, so the load is many games in parallel. Every wait is bounded:
+a run that cannot finish in time returns what it has and says so in its notes.
+
+Run ``python bench/_load.py aiosmtpd-sink PORT`` to get a bare aiosmtpd ``Sink`` relay on
+127.0.0.1 (throughput.py starts it so); it stops by itself after an hour at most.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import os
+import queue
+import random
+import re
+import shutil
+import signal
+import smtplib
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from email.message import Message
+from email.parser import BytesHeaderParser
+from email.policy import compat32
+from email.utils import formatdate
+from pathlib import Path
+from urllib.parse import quote
+
+from aiosmtpd.controller import Controller
+from sqlalchemy import Engine, select, text
+
+from pbmserv.db.engine import make_engine
+from pbmserv.db.migrate import upgrade
+from pbmserv.db.models import GameRow, Seat, User
+from pbmserv.games import find_game
+from pbmserv.games.base import move_rng
+
+DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
+SERVER_ADDRESS = "pbmserv@localhost"
+GAME = find_game("chameleon")
+assert GAME is not None
+
+_BOARD_SUBJECT = re.compile(rb"^\s*(\w+) board (\d+):")
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def wait_listening(port: int, timeout: float, alive: Callable[[], bool] = lambda: True) -> bool:
+    """True once something accepts connections on 127.0.0.1:``port`` (within ``timeout``)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and alive():
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.5):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def percentile(values: Sequence[float], fraction: float) -> float:
+    """The ``fraction`` quantile (nearest rank) of ``values``; NaN when there are none."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, round(fraction * len(ordered) + 0.5) - 1))]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of process ``pid`` (all its threads), from /proc/PID/stat."""
+    data = Path(f"/proc/{pid}/stat").read_text()
+    fields = data[data.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def postgres_cpu_seconds() -> float:
+    """CPU time of every running process named postgres on this machine (the database's
+    backends for the servers under test among them; other users' sessions too)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            data = stat.read_text()
+        except OSError:  # gone meanwhile
+            continue
+        if data[data.index("(") + 1 : data.rindex(")")] == "postgres":
+            with contextlib.suppress(ValueError, OSError):
+                total += cpu_seconds(int(stat.parent.name))
+    return total
+
+
+def load_average() -> str:
+    try:
+        return " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    except OSError:
+        return "?"
+
+
+# --- the relay the server delivers to -----------------------------------------------------
+
+
+class _NotingHandler:
+    def __init__(self, on_mail: Callable[[float, Message, bytes], None]) -> None:
+        self.on_mail = on_mail
+        self.parser = BytesHeaderParser(policy=compat32)
+
+    async def handle_DATA(self, server, session, envelope) -> str:  # type: ignore[no-untyped-def]
+        arrived = time.monotonic()
+        raw = envelope.original_content or b""
+        self.on_mail(arrived, self.parser.parsebytes(raw), raw)
+        return "250 OK"
+
+
+class NotingSink:
+    """An aiosmtpd relay on 127.0.0.1 that hands every mail's headers and arrival time on."""
+
+    def __init__(self, on_mail: Callable[[float, Message, bytes], None]) -> None:
+        self.controller = Controller(
+            _NotingHandler(on_mail), hostname="127.0.0.1", port=free_port()
+        )
+
+    def __enter__(self) -> NotingSink:
+        self.controller.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.controller.stop()
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.controller.port}"
+
+
+# --- the server under test -----------------------------------------------------------------
+
+
+def pbmserv_command() -> list[str]:
+    """`pbmserv` from the same environment as this Python."""
+    script = Path(sys.executable).with_name("pbmserv")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pbmserv"]
+
+
+class ServerProcess:
+    """`pbmserv serve` in a child process on 127.0.0.1, relaying to ``relay``; its log goes
+    to a file in ``workdir``."""
+
+    def __init__(
+        self, db_url: str, relay: str, workdir: Path, name: str, env: dict[str, str] | None = None
+    ) -> None:
+        self.db_url, self.relay, self.workdir, self.name = db_url, relay, workdir, name
+        self.env = env or {}
+        self.port = free_port()
+        self.log_path = workdir / f"{name}.log"
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def start(self, timeout: float = 60.0) -> ServerProcess:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
+        env.update(self.env)
+        command = [
+            *pbmserv_command(),
+            "serve",
+            "--db",
+            self.db_url,
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            "--relay",
+            self.relay,
+            "--spool",
+            str(self.workdir / f"{self.name}-spool"),
+            "--address",
+            SERVER_ADDRESS,
+        ]
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                command, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir, env=env
+            )
+        if not wait_listening(self.port, timeout, lambda: self.process.poll() is None):
+            self.stop()
+            raise RuntimeError(f"{self.name} did not start; log:\n{self.log_tail()}")
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def cpu_seconds(self) -> float:
+        return cpu_seconds(self.pid)
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def stop(self, timeout: float = 20.0) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+
+
+class SinkProcess:
+    """A baseline relay in a child process: a command given the port it must listen on."""
+
+    def __init__(self, command: Callable[[int], list[str]], env: dict[str, str] | None = None):
+        self.port = free_port()
+        self.command = command(self.port)
+        self.env = env
+        self.process: subprocess.Popen[bytes] | None = None
+
+    def __enter__(self) -> SinkProcess:
+        self.process = subprocess.Popen(
+            self.command,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=self.env,
+        )
+        if not wait_listening(self.port, 20, lambda: self.process.poll() is None):
+            self.__exit__()
+            raise RuntimeError(f"{self.command[0]} did not start listening")
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+
+
+# --- databases -------------------------------------------------------------------------------
+
+
+def schema_url(base: str, schema: str) -> str:
+    """``base`` with every connection's search_path set to ``schema`` (as tests/conftest.py)."""
+    joiner = "&" if "?" in base else "?"
+    return f"{base}{joiner}options={quote(f'-csearch_path={schema}')}"
+
+
+@contextlib.contextmanager
+def postgres_schema(base: str, label: str) -> Iterator[str]:
+    """A private, migrated schema in the PostgreSQL at ``base``; dropped afterwards."""
+    schema = f"pbmbench_{label}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+    admin = make_engine(base)
+    with admin.begin() as conn:
+        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
+    try:
+        url = schema_url(base, schema)
+        engine = make_engine(url)
+        upgrade(engine)
+        engine.dispose()
+        yield url
+    finally:
+        with admin.begin() as conn:
+            conn.execute(text("SET lock_timeout = '30s'"))
+            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        admin.dispose()
+
+
+@contextlib.contextmanager
+def sqlite_database(workdir: Path, name: str) -> Iterator[str]:
+    """A migrated SQLite file in ``workdir``."""
+    url = f"sqlite:///{workdir / f'{name}.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    yield url
+
+
+@contextlib.contextmanager
+def database(kind: str, pg: str, workdir: Path, label: str) -> Iterator[str]:
+    """A migrated database: a SQLite file in ``workdir``, or a schema in PostgreSQL ``pg``."""
+    if kind == "sqlite":
+        with sqlite_database(workdir, label) as url:
+            yield url
+    else:
+        with postgres_schema(pg, label) as url:
+            yield url
+
+
+@contextlib.contextmanager
+def work_directory(prefix: str) -> Iterator[Path]:
+    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{prefix}{os.getpid()}-{uuid.uuid4().hex[:6]}"
+    path.mkdir(parents=True)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+# --- players, games, moves -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Player:
+    userid: str
+    password: str
+    address: str
+
+
+def make_players(count: int, prefix: str = "p") -> list[Player]:
+    return [
+        Player(f"{prefix}{i}", f"pw{i}x{prefix}", f"{prefix}{i}@bench.example")
+        for i in range(count)
+    ]
+
+
+def pairings(players: Sequence[Player], games: int) -> list[tuple[Player, Player]]:
+    """``games`` pairs of two different players, spread evenly over ``players``."""
+    n = len(players)
+    pairs = []
+    for i in range(games):
+        first = i % n
+        second = (first + 1 + (i // n) % (n - 1)) % n
+        pairs.append((players[first], players[second]))
+    return pairs
+
+
+def mail_bytes(sender: str, subject: str) -> tuple[str, bytes]:
+    """A plain message whose Subject is one command line; returns (Message-ID, bytes)."""
+    message_id = f"<{uuid.uuid4().hex}@bench.example>"
+    raw = (
+        f"From: {sender}\r\nTo: {SERVER_ADDRESS}\r\nSubject: {subject}\r\n"
+        f"Date: {formatdate()}\r\nMessage-ID: {message_id}\r\nMIME-Version: 1.0\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n\r\n\r\n"
+    ).encode()
+    return message_id, raw
+
+
+@dataclass
+class BenchGame:
+    """One board played by the load: local state, who sits where, and per-move timings."""
+
+    index: int
+    board: int
+    players: tuple[Player, Player]
+    state: object
+    seed: int
+    planned: int
+    sent: int = 0
+    sent_at: list[float] = field(default_factory=list)
+    done_at: list[float] = field(default_factory=list)
+    replies: int = 0
+    boards_at_start: int = 0  # board mails counted before this game's first move
+    run_from: int = 0  # moves made before the current run_load
+    failed: str | None = None
+
+    def next_move(self, rng: random.Random) -> tuple[Player, str]:
+        """A legal move for the seat to move that does not end the game (so every game can
+        take its planned moves); swap is left out (it is a command of its own)."""
+        seat = sorted(GAME.to_move(self.state).seats)[0]
+        moves = [m for m in GAME.legal_moves(self.state, seat) if m != "swap"]
+        for _ in range(50):
+            move = rng.choice(moves)
+            after = GAME.apply(self.state, move, move_rng(self.seed, self.state.ply))
+            if GAME.outcome(after) is None:
+                break
+        text_ = GAME.format_move(self.state, move)
+        self.state = after
+        return self.players[seat], text_
+
+    def line(self, player: Player, move: str) -> str:
+        return f"chameleon move {self.board} {player.userid} {player.password} {move}"
+
+
+class Tracker:
+    """Notes what reaches the relay: board mails counted per board, replies matched to the
+    message they answer (In-Reply-To). A move is done when its reply and both board mails
+    are in; the game then goes back to its client thread's queue."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.boards: dict[int, int] = {}
+        self.replies: dict[str, tuple[float, bool]] = {}  # Message-ID -> (arrival, failed)
+        self.by_board: dict[int, BenchGame] = {}
+        self.in_flight: dict[str, BenchGame] = {}
+        self.queues: list[queue.Queue[BenchGame]] = []
+
+    def on_mail(self, arrived: float, headers: Message, raw: bytes) -> None:
+        subject = str(headers.get("Subject", "")).encode()
+        answering = str(headers.get("In-Reply-To", "")).strip()
+        with self.lock:
+            game: BenchGame | None = None
+            match = _BOARD_SUBJECT.match(subject)
+            if match and not answering:
+                board = int(match.group(2))
+                self.boards[board] = self.boards.get(board, 0) + 1
+                game = self.by_board.get(board)
+            elif answering:
+                failed = b"did not work" in raw
+                self.replies[answering] = (arrived, failed)
+                game = self.in_flight.pop(answering, None)
+                if game is not None:
+                    game.replies += 1
+                    if failed:
+                        game.failed = f"move {game.sent} refused (see the server's reply)"
+            if game is not None:
+                self._check_done(game, arrived)
+
+    def _check_done(self, game: BenchGame, arrived: float) -> None:
+        k = game.sent
+        if len(game.done_at) >= k:
+            return
+        boards = self.boards.get(game.board, 0) - game.boards_at_start
+        if game.failed or (game.replies >= k and boards >= 2 * k):
+            if not game.failed:
+                game.done_at.append(arrived)
+            if self.queues:
+                self.queues[game.index % len(self.queues)].put(game)
+
+    def replied(self, message_ids: Sequence[str]) -> int:
+        with self.lock:
+            return sum(m in self.replies for m in message_ids)
+
+    def failures(self, message_ids: Sequence[str]) -> int:
+        with self.lock:
+            return sum(self.replies[m][1] for m in message_ids if m in self.replies)
+
+
+# --- the SMTP client ---------------------------------------------------------------------------
+
+
+class Client:
+    """One smtplib connection to one of the servers, kept open and reopened when dropped."""
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.smtp: smtplib.SMTP | None = None
+
+    def send(self, sender: str, raw: bytes) -> int:
+        """Send one message; return the final SMTP code (0: the connection failed twice)."""
+        for _ in range(2):
+            try:
+                if self.smtp is None:
+                    self.smtp = smtplib.SMTP("127.0.0.1", self.port, timeout=60)
+                    self.smtp.ehlo("bench.example")
+                code, _ = self.smtp.mail(sender)
+                if code == 250:
+                    code, _ = self.smtp.rcpt(SERVER_ADDRESS)
+                if code == 250:
+                    code, _ = self.smtp.data(raw)
+                else:
+                    self.smtp.rset()
+                return code
+            except smtplib.SMTPDataError as error:
+                return error.smtp_code
+            except (OSError, smtplib.SMTPException):
+                self.close()
+        return 0
+
+    def close(self) -> None:
+        if self.smtp is not None:
+            with contextlib.suppress(OSError, smtplib.SMTPException):
+                self.smtp.quit()
+            with contextlib.suppress(OSError):
+                self.smtp.close()
+            self.smtp = None
+
+
+def send_all(
+    ports: Sequence[int], messages: Sequence[tuple[str, bytes]], threads: int, deadline: float
+) -> list[int]:
+    """Send ``messages`` ((sender, bytes)) from ``threads`` threads; return the codes."""
+    codes = [0] * len(messages)
+    work: queue.Queue[int] = queue.Queue()
+    for i in range(len(messages)):
+        work.put(i)
+
+    def run(number: int) -> None:
+        client = Client(ports[number % len(ports)])
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    i = work.get_nowait()
+                except queue.Empty:
+                    return
+                codes[i] = client.send(*messages[i])
+        finally:
+            client.close()
+
+    start_threads(run, threads, deadline)
+    return codes
+
+
+def start_threads(
+    target: Callable[[int], None], count: int, deadline: float
+) -> list[threading.Thread]:
+    """Run ``target(0..count-1)`` in daemon threads; wait for them until ``deadline``."""
+    workers = [threading.Thread(target=target, args=(n,), daemon=True) for n in range(count)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(max(0.1, deadline - time.monotonic()))
+    return workers
+
+
+def wait_until(condition: Callable[[], bool], deadline: float, step: float = 0.05) -> bool:
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+# --- set-up by mail ----------------------------------------------------------------------------
+
+
+def set_up_by_mail(
+    rig: Rig, pairs: Sequence[tuple[Player, Player]], size: int, threads: int, timeout: float
+) -> list[BenchGame]:
+    """Sign the players up and open one board per pair by mail (``chameleon challenge
+    -size=N U1 U2``, sent by U1); wait until every reply and board mail is in; return the
+    boards as read back from the database (local state loaded from the stored state)."""
+    deadline = time.monotonic() + timeout
+    tracker, ports = rig.tracker, rig.ports
+    players = list(dict.fromkeys(p for pair in pairs for p in pair))
+    for phase in ("signup", "challenge"):
+        if phase == "signup":
+            lines = [(p.address, f"signup {p.userid} {p.password} Bench Player") for p in players]
+        else:
+            lines = [
+                (a.address, f"chameleon challenge -size={size} {a.userid} {b.userid}")
+                for a, b in pairs
+            ]
+        ids, messages = [], []
+        for sender, line in lines:
+            message_id, raw = mail_bytes(sender, line)
+            ids.append(message_id)
+            messages.append((sender, raw))
+        codes = send_all(ports, messages, threads, deadline)
+        if any(code != 250 for code in codes):
+            bad = sorted({c for c in codes if c != 250})
+            raise RuntimeError(f"{phase}: the server answered {bad} to some messages")
+        if not wait_until(lambda ids=ids: tracker.replied(ids) == len(ids), deadline):
+            raise RuntimeError(
+                f"{phase}: only {tracker.replied(ids)} of {len(ids)} replies in {timeout:.0f} s"
+            )
+        if tracker.failures(ids):
+            raise RuntimeError(f"{phase}: {tracker.failures(ids)} commands were refused")
+    userids = [p.userid for p in players]
+    with rig.engine.connect() as conn:
+        rows = conn.execute(
+            select(GameRow.id, GameRow.seed, GameRow.state, Seat.seat, User.userid)
+            .join(Seat, Seat.game_id == GameRow.id)
+            .join(User, User.id == Seat.user_id)
+            .where(User.userid.in_(userids), GameRow.status == "active")
+            .order_by(GameRow.id, Seat.seat)
+        ).all()
+    by_id = {p.userid: p for p in players}
+    boards: dict[int, dict] = {}
+    for board, seed, state, seat, userid in rows:
+        entry = boards.setdefault(board, {"seed": seed, "state": state, "seats": {}})
+        entry["seats"][seat] = by_id[userid]
+    result = []
+    for i, (board, entry) in enumerate(sorted(boards.items())):
+        result.append(
+            BenchGame(
+                index=i,
+                board=board,
+                players=(entry["seats"][0], entry["seats"][1]),
+                state=GAME.load(entry["state"]),
+                seed=entry["seed"],
+                planned=0,
+            )
+        )
+    if len(result) != len(pairs):
+        raise RuntimeError(f"set-up: {len(result)} boards in the database, {len(pairs)} challenged")
+    ok = wait_until(lambda: all(tracker.boards.get(g.board, 0) >= 2 for g in result), deadline)
+    if not ok:
+        raise RuntimeError("set-up: not every board mail of the challenges arrived in time")
+    return result
+
+
+# --- a whole rig ------------------------------------------------------------------------------
+
+
+@dataclass
+class Rig:
+    """A noting relay, a fresh database and ``pbmserv serve`` processes relaying to it."""
+
+    workdir: Path
+    tracker: Tracker
+    url: str
+    engine: Engine
+    servers: list[ServerProcess]
+
+    @property
+    def ports(self) -> list[int]:
+        return [s.port for s in self.servers]
+
+
+@contextlib.contextmanager
+def pbmserv_rig(
+    kind: str,
+    pg: str,
+    label: str,
+    servers: int = 1,
+    prepare: Callable[[Engine], None] | None = None,
+) -> Iterator[Rig]:
+    """Everything a pbmserv measurement runs on; ``prepare`` gets the migrated database
+    before the servers start. All of it is stopped, dropped and removed afterwards."""
+    with contextlib.ExitStack() as stack:
+        workdir = stack.enter_context(work_directory(f"pbmbench-{label}-"))
+        tracker = Tracker()
+        sink = stack.enter_context(NotingSink(tracker.on_mail))
+        url = stack.enter_context(database(kind, pg, workdir, label))
+        engine = make_engine(url)
+        stack.callback(engine.dispose)
+        if prepare is not None:
+            prepare(engine)
+        started = []
+        for i in range(servers):
+            server = ServerProcess(url, sink.address, workdir, f"{label}-{i}")
+            stack.callback(server.stop)
+            started.append(server.start())
+        yield Rig(workdir, tracker, url, engine, started)
+
+
+# --- the load ----------------------------------------------------------------------------------
+
+
+@dataclass
+class LoadResult:
+    """What one load run measured (times from time.monotonic())."""
+
+    moves: int
+    sent: int = 0
+    done: int = 0
+    refused: int = 0
+    elapsed: float = 0.0
+    accept_rate: float = float("nan")
+    accept_note: str = ""
+    done_rate: float = float("nan")
+    window: tuple[float, float] = (0.0, 0.0)
+    latencies: list[float] = field(default_factory=list)
+    smtp_times: list[float] = field(default_factory=list)  # MAIL FROM to the DATA reply
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def smtp_p50(self) -> float:
+        return percentile(self.smtp_times, 0.50)
+
+    @property
+    def smtp_p99(self) -> float:
+        return percentile(self.smtp_times, 0.99)
+
+    @property
+    def p50(self) -> float:
+        return percentile(self.latencies, 0.50)
+
+    @property
+    def p99(self) -> float:
+        return percentile(self.latencies, 0.99)
+
+
+def plan_moves(games: Sequence[BenchGame], moves: int) -> None:
+    """Share ``moves`` more out over the games (on top of those made), as evenly as possible."""
+    for i, game in enumerate(games):
+        game.planned = game.sent + moves // len(games) + (1 if i < moves % len(games) else 0)
+
+
+def run_load(
+    ports: Sequence[int],
+    games: Sequence[BenchGame],
+    threads: int,
+    timeout: float,
+    tracker: Tracker | None,
+    seed: int = 1,
+) -> LoadResult:
+    """Play every game's planned moves from ``threads`` threads (thread t serves games
+    t, t+N, ... and talks to server t mod len(ports)). With a tracker a game's next move waits
+    for the previous one's reply and board mails; without one (a bare sink: no boards come
+    back) it is sent at once. Stops by itself at ``timeout`` seconds."""
+    for game in games:
+        game.run_from = game.sent
+    total = sum(g.planned - g.sent for g in games)
+    result = LoadResult(moves=total)
+    queues: list[queue.Queue[BenchGame]] = [queue.Queue() for _ in range(threads)]
+    for game in games:
+        if game.planned > game.sent:
+            queues[game.index % threads].put(game)
+    if tracker is not None:
+        with tracker.lock:
+            tracker.queues = queues
+            for game in games:
+                # Two board mails per move made so far (by an earlier run on these games).
+                game.boards_at_start = tracker.boards.get(game.board, 0) - 2 * game.sent
+                tracker.by_board[game.board] = game
+    accepted: list[tuple[float, float, int]] = []  # (start, 250 time, code)
+    accepted_lock = threading.Lock()
+    start = time.monotonic()
+    deadline = start + timeout
+    stop = threading.Event()
+
+    def serve_games(number: int) -> None:
+        rng = random.Random(seed * 1000 + number)
+        mine = [g for g in games if g.index % threads == number and g.planned > g.sent]
+        client = Client(ports[number % len(ports)])
+        try:
+            while not stop.is_set() and time.monotonic() < deadline:
+                if all(g.failed or g.sent >= g.planned for g in mine):
+                    return
+                try:
+                    wait = min(0.5, max(0.01, deadline - time.monotonic()))
+                    game = queues[number].get(timeout=wait)
+                except queue.Empty:
+                    continue
+                if game.failed or game.sent >= game.planned:
+                    continue
+                player, move = game.next_move(rng)
+                message_id, raw = mail_bytes(player.address, game.line(player, move))
+                if tracker is not None:
+                    with tracker.lock:
+                        game.sent += 1
+                        tracker.in_flight[message_id] = game
+                else:
+                    game.sent += 1
+                began = time.monotonic()
+                code = client.send(player.address, raw)
+                finished = time.monotonic()
+                with accepted_lock:
+                    accepted.append((began, finished, code))
+                game.sent_at.append(finished)
+                if code != 250:
+                    game.failed = f"SMTP {code} for a move"
+                    if tracker is not None:
+                        with tracker.lock:
+                            tracker.in_flight.pop(message_id, None)
+                    continue
+                if tracker is None:
+                    game.done_at.append(finished)
+                    queues[number].put(game)
+        finally:
+            client.close()
+
+    workers = start_threads(serve_games, threads, deadline)
+    if tracker is not None:  # the last moves' mail
+        wait_until(lambda: all(len(g.done_at) >= g.sent or g.failed for g in games), deadline, 0.02)
+    stop.set()
+    for worker in workers:
+        worker.join(5)
+    result.elapsed = time.monotonic() - start
+    if tracker is not None:
+        with tracker.lock:
+            tracker.queues = []
+    _summarise(result, games, accepted, start, tracker is not None)
+    if result.elapsed >= timeout - 0.5 and result.done < total:
+        result.notes.append(
+            f"stopped at the {timeout:.0f} s limit with {result.done} of {total} moves done"
+        )
+    return result
+
+
+def _summarise(
+    result: LoadResult,
+    games: Sequence[BenchGame],
+    accepted: list[tuple[float, float, int]],
+    start: float,
+    tracked: bool,
+) -> None:
+    good = sorted(a for a in accepted if a[2] == 250)
+    result.sent = len(accepted)
+    result.smtp_times = [a[1] - a[0] for a in good]
+    result.refused = len(accepted) - len(good)
+    if result.refused:
+        codes = sorted({a[2] for a in accepted if a[2] != 250})
+        result.notes.append(f"{result.refused} messages refused or failed (SMTP {codes})")
+    failed = [g.failed for g in games if g.failed]
+    if failed:
+        result.notes.append(f"{len(failed)} games stopped early, e.g.: {failed[0]}")
+    # Accept rate: for a bare sink every message; for pbmserv the opening burst (the first
+    # move of every game, sent back to back before anything is waited for).
+    opening = sum(1 for g in games if g.planned > g.run_from)
+    burst = len(good) if not tracked else min(len(good), opening)
+    if burst:
+        ends = sorted(a[1] for a in good)[:burst]
+        span = ends[-1] - good[0][0]
+        result.accept_rate = burst / span if span > 0 else float("nan")
+        result.accept_note = f"{burst} messages"
+    done = sorted(t for g in games for t in g.done_at[g.run_from :])
+    result.done = len(done)
+    if not done:
+        return
+    # The steady window: from the 10% to the 90% completion (all of them if there are few).
+    if len(done) >= 20:
+        lo, hi = len(done) // 10, len(done) - 1 - len(done) // 10
+        first, last = done[lo], done[hi]
+        count = hi - lo
+    else:
+        first, last, count = start, done[-1], len(done)
+    result.window = (first - start, last - start)
+    if last > first:
+        result.done_rate = count / (last - first)
+    for game in games:
+        pairs = zip(game.sent_at[game.run_from :], game.done_at[game.run_from :], strict=False)
+        for sent, finished in pairs:
+            if first <= finished <= last:
+                result.latencies.append(finished - sent)
+
+
+# --- a bare aiosmtpd Sink in its own process ---------------------------------------------------
+
+
+def _serve_aiosmtpd_sink(port: int, seconds: float) -> None:
+    from aiosmtpd.handlers import Sink
+
+    controller = Controller(Sink(), hostname="127.0.0.1", port=port)
+    controller.start()
+    stopped = threading.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: stopped.set())
+    stopped.wait(seconds)
+    controller.stop()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    sink = commands.add_parser("aiosmtpd-sink", help="run a bare aiosmtpd Sink on 127.0.0.1")
+    sink.add_argument("port", type=int)
+    sink.add_argument("--seconds", type=float, default=3600, help="stop after (default 3600)")
+    args = parser.parse_args()
+    if args.command == "aiosmtpd-sink":
+        _serve_aiosmtpd_sink(args.port, args.seconds)
+
+
+if __name__ == "__main__":
+    main()

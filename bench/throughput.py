@@ -1,0 +1,345 @@
+"""End-to-end mail throughput of pbmserv next to bare SMTP sinks (issue 16, "Ten times faster
+end to end"), in one table.
+
+Run ``python bench/throughput.py`` (``--quick`` for a run of about 200 moves, ``--help`` for
+the options). Every row uses the same client: smtplib in N threads sending legal Chameleon moves
+(generated with the game module, each with its mover's password) across many concurrent games.
+
+Rows:
+  smtp-sink     Postfix's smtp-sink (``--smtp-sink PATH``, default /usr/sbin/smtp-sink), if present
+  aiosmtpd      aiosmtpd's bare ``Sink`` handler through a ``Controller``, in its own process
+  sqlite        ``pbmserv serve`` on a fresh SQLite file, relaying to a local sink
+  postgres      ``pbmserv serve`` on PostgreSQL (``--pg URL``; a private schema, dropped after)
+  postgres-x2   two ``pbmserv serve`` processes on one PostgreSQL schema
+
+For the sinks the client sends without waiting (no board comes back) and the accept rate is
+over all messages. For pbmserv the players sign up and the boards are opened by mail first;
+then a game's next move is sent only after the previous move's reply and both board mails
+reached the relay, so the load is many games in parallel. "accepted msg/s" is then the opening
+burst (the first move of every game, sent back to back); "done/s" counts moves whose reply and
+both board mails reached the relay, over the steady window (10% to 90% of completions);
+latency runs from the client's 250 to the second board mail reaching the relay. Ratios are to
+the aiosmtpd Sink's accept rate. CPU ms per move of each server process comes from
+/proc/PID/stat (utime + stime) before and after the moves.
+
+A last line measures the password path: a cold cache, every message from a user never seen
+before (the server remembers a verified password for 10 minutes, so a fresh user per message
+makes every check pay argon2), next to the same users' second moves with the cache warm.
+
+All traffic stays on 127.0.0.1; every phase has a time limit, after which the row prints what it
+has, with a note.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import random
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _load import (  # noqa: E402
+    DEFAULT_PG,
+    GAME,
+    BenchGame,
+    LoadResult,
+    Player,
+    SinkProcess,
+    load_average,
+    make_players,
+    pairings,
+    pbmserv_rig,
+    plan_moves,
+    postgres_cpu_seconds,
+    run_load,
+    set_up_by_mail,
+)
+
+ROWS = ("smtp-sink", "aiosmtpd", "sqlite", "postgres", "postgres-x2", "password")
+TITLES = {
+    "smtp-sink": "Postfix smtp-sink",
+    "aiosmtpd": "aiosmtpd Sink (bare)",
+    "sqlite": "pbmserv serve, SQLite",
+    "postgres": "pbmserv serve, PostgreSQL",
+    "postgres-x2": "2 x pbmserv serve, one PostgreSQL",
+}
+
+
+@dataclass
+class Row:
+    name: str
+    result: LoadResult | None = None
+    cpu_ms_per_move: list[float] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        description="End-to-end mail throughput of pbmserv next to bare SMTP sinks (issue 16).",
+        epilog="Rows: " + ", ".join(ROWS) + ". Traffic stays on 127.0.0.1.",
+    )
+    parser.add_argument("--moves", type=int, help="moves per row (default 2000; --quick 200)")
+    parser.add_argument("--threads", type=int, default=8, help="client threads (default 8)")
+    parser.add_argument(
+        "--games", type=int, help="concurrent games (default moves/20, at least 10)"
+    )
+    parser.add_argument("--size", type=int, default=11, help="Chameleon board size (default 11)")
+    parser.add_argument(
+        "--only",
+        action="append",
+        choices=ROWS,
+        help="run only this row (repeat for several); default: all",
+    )
+    parser.add_argument("--quick", action="store_true", help="about 200 moves, for a fast try")
+    parser.add_argument("--pg", default=DEFAULT_PG, help=f"PostgreSQL URL (default {DEFAULT_PG})")
+    parser.add_argument(
+        "--smtp-sink",
+        default="/usr/sbin/smtp-sink",
+        help="Postfix smtp-sink binary (default /usr/sbin/smtp-sink; the row is skipped if absent)",
+    )
+    parser.add_argument(
+        "--cold-users",
+        type=int,
+        help="messages of the password path, each from a new user (default 100; --quick 40)",
+    )
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        help="time limit of each row's moves, and of its set-up (default 900; --quick 240)",
+    )
+    args = parser.parse_args(argv)
+    args.moves = args.moves or (200 if args.quick else 2000)
+    args.games = args.games or max(10, args.moves // (10 if args.quick else 20))
+    args.games = min(args.games, args.moves)
+    args.max_seconds = args.max_seconds or (240.0 if args.quick else 900.0)
+    args.cold_users = args.cold_users or (40 if args.quick else 100)
+    args.cold_users += args.cold_users % 2
+    args.only = args.only or list(ROWS)
+    if args.moves < 1 or args.threads < 1 or not 3 <= args.size <= 26:
+        parser.error("--moves and --threads must be positive, --size between 3 and 26")
+    if args.moves // args.games + 1 >= args.size * args.size // 2:
+        parser.error("too many moves per game for the board size: use more --games")
+    return args
+
+
+def player_count(moves: int, games: int) -> int:
+    """Enough players to stay well under the server's 300 messages per sender per hour, and
+    at most two a game."""
+    return max(2, min(2 * games, max(10, math.ceil((moves + games) / 150))))
+
+
+# --- rows ------------------------------------------------------------------------------------
+
+
+def local_games(pairs: list[tuple[Player, Player]], size: int) -> list[BenchGame]:
+    """Games that exist only in the client (for the sinks): boards 1.., fresh positions."""
+    return [
+        BenchGame(
+            index=i,
+            board=i + 1,
+            players=pair,
+            state=GAME.new_game({"size": size}, random.Random(i)),
+            seed=i,
+            planned=0,
+        )
+        for i, pair in enumerate(pairs)
+    ]
+
+
+def sink_row(name: str, args: argparse.Namespace) -> Row:
+    row = Row(name)
+    if name == "smtp-sink":
+        binary = shutil.which(args.smtp_sink) or (
+            args.smtp_sink if os.access(args.smtp_sink, os.X_OK) else None
+        )
+        if binary is None:
+            row.notes.append(
+                f"skipped: no {args.smtp_sink} (Debian package postfix; or give --smtp-sink PATH)"
+            )
+            return row
+        as_root = ["-u", "nobody"] if os.geteuid() == 0 else []
+        # smtp-sink [options] host:port backlog
+        command = lambda port: [binary, *as_root, f"127.0.0.1:{port}", "256"]  # noqa: E731
+    else:
+        here = Path(__file__).resolve().parent / "_load.py"
+        command = lambda port: [sys.executable, str(here), "aiosmtpd-sink", str(port)]  # noqa: E731
+    pairs = pairings(make_players(player_count(args.moves, args.games)), args.games)
+    games = local_games(pairs, args.size)
+    plan_moves(games, args.moves)
+    try:
+        with SinkProcess(command) as sink:
+            row.result = run_load([sink.port], games, args.threads, args.max_seconds, None)
+    except RuntimeError as error:
+        row.notes.append(f"failed: {error}")
+    return row
+
+
+def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
+    row = Row(name)
+    kind = "sqlite" if name == "sqlite" else "postgres"
+    pairs = pairings(make_players(player_count(args.moves, args.games)), args.games)
+    servers = 2 if name == "postgres-x2" else 1
+    try:
+        with pbmserv_rig(kind, args.pg, name.replace("-", ""), servers) as rig:
+            games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
+            plan_moves(games, args.moves)
+            before = [s.cpu_seconds() for s in rig.servers]
+            others = (postgres_cpu_seconds(), time.process_time())
+            row.result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+            after = [s.cpu_seconds() for s in rig.servers]
+            done = row.result.done
+            if done:
+                row.cpu_ms_per_move = [
+                    (b - a) * 1000 / done for a, b in zip(before, after, strict=True)
+                ]
+                database_ms = (postgres_cpu_seconds() - others[0]) * 1000 / done
+                client_ms = (time.process_time() - others[1]) * 1000 / done
+                cpu = f"this client and its relay {client_ms:.1f} ms CPU per move"
+                if kind != "sqlite":
+                    cpu = f"all postgres processes {database_ms:.1f} ms CPU per move; {cpu}"
+                row.notes.append(cpu)
+            if row.result.notes:
+                row.notes.append(f"server log: {rig.servers[0].log_tail(3)}")
+    except Exception as error:  # one row's failure must not lose the others' figures
+        row.notes.append(f"failed: {type(error).__name__}: {error}")
+    return row
+
+
+# --- the password path -------------------------------------------------------------------------
+
+
+def password_path(args: argparse.Namespace) -> str:
+    """Cold then warm password checks on one SQLite server: returns the report line."""
+    players = make_players(args.cold_users, prefix="c")
+    pairs = [(players[i], players[i + 1]) for i in range(0, len(players), 2)]
+    try:
+        with pbmserv_rig("sqlite", args.pg, "password") as rig:
+            server = rig.servers[0]
+            games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
+            # Each game's first two moves: seat 0, then seat 1, each a user never checked.
+            plan_moves(games, 2 * len(games))
+            cpu0 = server.cpu_seconds()
+            cold = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+            cpu1 = server.cpu_seconds()
+            plan_moves(games, 2 * len(games))  # the same users: their passwords are remembered
+            warm = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+            cpu2 = server.cpu_seconds()
+    except Exception as error:
+        return f"password path: failed: {type(error).__name__}: {error}"
+
+    def part(result: LoadResult, cpu: float) -> str:
+        rate = result.done / result.elapsed if result.elapsed else float("nan")
+        cpu_ms = cpu * 1000 / result.done if result.done else float("nan")
+        return (
+            f"{rate:.1f} msg/s = {1000 / rate:.1f} ms/message, server CPU {cpu_ms:.1f} ms/message"
+        )
+
+    notes = "; ".join(cold.notes + warm.notes)
+    return (
+        f"password path (SQLite, {cold.done} moves, each by a user never checked before): "
+        f"cold cache {part(cold, cpu1 - cpu0)}; the same users' next {warm.done} moves, "
+        f"cache warm: {part(warm, cpu2 - cpu1)}" + (f" [{notes}]" if notes else "")
+    )
+
+
+# --- the report --------------------------------------------------------------------------------
+
+
+def _rate(value: float, reference: float | None) -> str:
+    if math.isnan(value):
+        return "n/a"
+    ratio = f" ({value / reference:.3f}x)" if reference else ""
+    return f"{value:,.1f}{ratio}"
+
+
+def print_table(rows: list[Row], args: argparse.Namespace) -> None:
+    reference = next(
+        (r.result.accept_rate for r in rows if r.name == "aiosmtpd" and r.result), None
+    )
+    if reference is not None and math.isnan(reference):
+        reference = None
+    print(
+        "| server | accepted msg/s | moves processed and replies+boards delivered /s "
+        "| board delivered latency p50 / p99 |"
+    )
+    print("|---|---|---|---|")
+    for row in rows:
+        result = row.result
+        if result is None:
+            print(f"| {TITLES[row.name]} | n/a | n/a | n/a |")
+            continue
+        tracked = row.name not in ("smtp-sink", "aiosmtpd")
+        latency = (
+            f"{result.p50:.2f} s / {result.p99:.2f} s" if tracked and result.latencies else "n/a"
+        )
+        done = _rate(result.done_rate, reference) if tracked else "n/a (no boards)"
+        print(
+            f"| {TITLES[row.name]} | {_rate(result.accept_rate, reference)} | {done} | {latency} |"
+        )
+    print()
+    for row in rows:
+        result = row.result
+        details = []
+        if result is not None:
+            details.append(
+                f"{result.done}/{result.moves} moves done in {result.elapsed:.1f} s"
+                + (
+                    f", steady window {result.window[0]:.1f}-{result.window[1]:.1f} s"
+                    if row.name not in ("smtp-sink", "aiosmtpd")
+                    else ""
+                )
+                + f", accept rate over {result.accept_note}"
+            )
+        if row.cpu_ms_per_move:
+            shown = ", ".join(f"{ms:.1f}" for ms in row.cpu_ms_per_move)
+            label = " (per process)" if len(row.cpu_ms_per_move) > 1 else ""
+            details.append(f"server CPU ms per move{label}: {shown}")
+        if result is not None and result.smtp_times:
+            details.append(
+                f"SMTP transaction under load p50 {result.smtp_p50 * 1000:.0f} ms, "
+                f"p99 {result.smtp_p99 * 1000:.0f} ms"
+            )
+        details += (result.notes if result else []) + row.notes
+        if details:
+            print(f"- {TITLES[row.name]}: " + "; ".join(details))
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    started = time.monotonic()
+    print(
+        f"pbmserv throughput: {args.moves} moves per row, {args.games} concurrent Chameleon "
+        f"{args.size}x{args.size} games, {args.threads} client threads, "
+        f"{player_count(args.moves, args.games)} players; "
+        f"{os.cpu_count()} CPUs, load average {load_average()} at the start",
+        flush=True,
+    )
+    rows: list[Row] = []
+    for name in ROWS[:-1]:
+        if name not in args.only:
+            continue
+        print(f"... {name}", file=sys.stderr, flush=True)
+        if name in ("smtp-sink", "aiosmtpd"):
+            rows.append(sink_row(name, args))
+        else:
+            rows.append(pbmserv_row(name, args))
+    if rows:
+        print()
+        print_table(rows, args)
+    if "password" in args.only:
+        print("... password path", file=sys.stderr, flush=True)
+        print()
+        print(password_path(args))
+    print(
+        f"\n(load average {load_average()} at the end; {time.monotonic() - started:.0f} s in all)"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -59,7 +59,7 @@ def _not_known(word: str, known: list[str], what: str) -> str:
     guess = _near(word, known)
     if guess is None:
         return f"the {what} is not one we know"
-    return f'"{word}" is not one we know; did you mean "{guess}"?'
+    return f'"{word}" is not one we know; perhaps you meant "{guess}"'
 
 
 def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:

@@ -77,9 +77,9 @@ def test_unknown_commands_and_games_get_help(client: Client) -> None:
     assert not section.ok and "the word after chameleon (a command) is not one" in section.text
     # A slip of a known word is quoted, with what it was probably meant to be.
     section = client.run("chamelon move 1 alice secret1 d4")
-    assert '"chamelon" is not one we know; did you mean "chameleon"?' in section.text
+    assert '"chamelon" is not one we know; perhaps you meant "chameleon" (games:' in section.text
     section = client.run("chameleon mvoe 1 alice secret1 d4")
-    assert '"mvoe" is not one we know; did you mean "move"?' in section.text
+    assert '"mvoe" is not one we know; perhaps you meant "move".' in section.text
     assert "secret1" not in section.text
     section = client.run("chameleon")
     assert not section.ok

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -11,6 +11,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.core import logins
+from pbmserv.core.password_checks import CheckedPassword
 from pbmserv.core.passwords import burn_verification_time, verify_password
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import User
@@ -41,6 +42,8 @@ class CommandContext:
     notifications: list[Notification] = field(default_factory=list)
     #: User ids given with a wrong password by the command running (see core.logins).
     failed_logins: list[str] = field(default_factory=list)
+    #: Passwords checked before the transaction began (see core.password_checks).
+    password_checks: Mapping[tuple[str, str], CheckedPassword] = field(default_factory=dict)
 
     def now(self) -> datetime:
         return self.clock()
@@ -63,7 +66,7 @@ class CommandContext:
         logins.check_allowed(self, userid, user)
         if user is None:
             burn_verification_time(password)
-        if user is None or not verify_password(user.password_hash, password):
+        if user is None or not self._password_right(user, password):
             self.failed_logins.append(userid.lower()[:64])
             raise CommandError(
                 "the user id or password is wrong",
@@ -72,6 +75,12 @@ class CommandContext:
         if user.disabled:
             raise _disabled(user)
         return user
+
+    def _password_right(self, user: User, password: str) -> bool:
+        ahead = self.password_checks.get((user.userid, password))
+        if ahead is not None and ahead.password_hash == user.password_hash:
+            return ahead.right
+        return verify_password(user.password_hash, password)
 
     def notify(self, notification: Notification) -> None:
         self.notifications.append(notification)

@@ -135,6 +135,19 @@ def _unknown_quote(line: CommandLine) -> str:
     return " ".join(shown) + (" ..." if len(line.words) > len(shown) else "")
 
 
+def login_pairs(text: str) -> list[tuple[str, str]]:
+    """The (user id, password) pairs a command line gives: each password and the word
+    before it, which every command that takes one puts there."""
+    line = CommandLine.parse(text)
+    try:
+        spec, _game = _resolve(line)
+    except CommandError:
+        return []
+    return [
+        (line.words[i - 1], line.words[i]) for i in spec.secret_words if 0 < i < len(line.words)
+    ]
+
+
 def dispatch_line(ctx: CommandContext, text: str) -> Section:
     """Run one command line. A user's mistake becomes an error Section and changes nothing."""
     line = CommandLine.parse(text)

@@ -5,8 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
+
+#: Execution option of a connection that only reads (on SQLite: no write lock taken).
+READ_ONLY = "pbmserv_read_only"
 
 
 def make_engine(url: str) -> Engine:
@@ -27,7 +30,9 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # A reader (see read_only) needs no write lock: WAL gives it a snapshot.
+            reading = conn.get_execution_options().get(READ_ONLY, False)
+            conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
 
         return engine
     return create_engine(url, pool_pre_ping=True)
@@ -46,3 +51,13 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any exception."""
     with factory() as session, session.begin():
         yield session
+
+
+@contextmanager
+def read_only(engine: Engine) -> Iterator[Connection]:
+    """A transaction that only reads. On SQLite it takes no write lock, so it never waits
+    for a writer nor holds one up (slow work such as argon2 may run inside it)."""
+    with engine.connect() as conn:
+        conn = conn.execution_options(**{READ_ONLY: True})
+        with conn.begin():
+            yield conn

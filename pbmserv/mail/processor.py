@@ -1,28 +1,35 @@
 """Processing the inbox: decode a stored message, run its commands, queue the answers.
 
-One message is one transaction: its state changes, its reply, its board mail and the mark
-"done" commit together, so a crash anywhere leaves the message pending and it is processed
-again, exactly once, after a restart.
+Messages are processed in batches, one transaction a batch and a savepoint a message: a
+message's state changes, its reply, its board mail and its mark "done" commit together, so a
+crash anywhere leaves it pending and it is processed again, exactly once, after a restart.
+A message whose handling fails is rolled back to its savepoint alone and recorded against
+itself; if the batch cannot commit, its messages are processed again one at a time, so one
+bad message never holds up another.
+
+The slow parts that need no lock (decoding, argon2 password checks) run before the write
+transaction begins, so on SQLite the listener is never kept waiting behind them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import or_, select
+from sqlalchemy import Select, bindparam, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
-from pbmserv.core.dispatch import dispatch_line, is_command, quote
+from pbmserv.core.dispatch import dispatch_line, is_command, login_pairs, quote
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.parser import printable
+from pbmserv.core.password_checks import PasswordChecks, check_ahead, stored_hashes
 from pbmserv.core.results import Notification, Section
-from pbmserv.db.engine import transaction
+from pbmserv.db.engine import read_only, transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage
 from pbmserv.mail.compose import (
     build_message,
@@ -37,6 +44,61 @@ from pbmserv.mail.headers import safe_address
 log = logging.getLogger("pbmserv.process")
 
 MAX_ATTEMPTS = 3
+#: Messages a transaction processes: enough to share its cost, few enough that the
+#: write lock (SQLite) is held only briefly.
+BATCH = 20
+
+_INBOX = InboxMessage.__table__
+_OUTBOX = OutboxMessage.__table__
+
+
+def outbox_row(
+    settings: Settings,
+    *,
+    to: str,
+    kind: str,
+    subject: str,
+    body: str,
+    now: datetime,
+    inbox_id: int | None,
+    answering: IncomingMail | None = None,
+) -> dict[str, Any] | None:
+    """The outbox row of one composed message; ``answering`` is the message it replies to
+    (threading headers, auto-replied). None, with one log line, when ``to`` is no address we
+    can safely write and send to."""
+    if safe_address(to) is None:
+        log.warning(
+            "not answering an address we cannot write safely",
+            extra={"fields": {"inbox": inbox_id, "kind": kind, "to": ascii(to)[:120]}},
+        )
+        return None
+    message = build_message(
+        settings=settings,
+        to=to,
+        subject=subject,
+        body=body,
+        now=now,
+        auto_submitted="auto-replied" if answering else "auto-generated",
+        in_reply_to=answering.message_id if answering else None,
+        references=answering.references if answering else (),
+    )
+    return {
+        "inbox_id": inbox_id,
+        "message_id": message.message_id,
+        "recipient": to,
+        "kind": kind,
+        "raw": message.raw,
+        "status": "pending",
+        "attempts": 0,
+        "next_attempt_at": now,
+        "created_at": now,
+    }
+
+
+def insert_outbox(session: Session, rows: Sequence[dict[str, Any]]) -> None:
+    """Put composed messages in the outbox, in the caller's transaction, in their order."""
+    if rows:
+        session.execute(insert(_OUTBOX), list(rows))
 
 
 def queue(
@@ -51,60 +113,115 @@ def queue(
     inbox_id: int | None,
     answering: IncomingMail | None = None,
 ) -> bool:
-    """Compose a message and put it in the outbox (in the caller's transaction).
-
-    ``answering``: the message this one replies to (threading headers, auto-replied).
-    False, with one log line, when ``to`` is no address we can safely write and send to.
-    """
-    if safe_address(to) is None:
-        log.warning(
-            "not answering an address we cannot write safely",
-            extra={"fields": {"inbox": inbox_id, "kind": kind, "to": ascii(to)[:120]}},
-        )
-        return False
-    message = build_message(
-        settings=settings,
+    """Compose a message and put it in the outbox (in the caller's transaction). False when
+    ``to`` is no address we can safely write (see :func:`outbox_row`)."""
+    row = outbox_row(
+        settings,
         to=to,
+        kind=kind,
         subject=subject,
         body=body,
         now=now,
-        auto_submitted="auto-replied" if answering else "auto-generated",
-        in_reply_to=answering.message_id if answering else None,
-        references=answering.references if answering else (),
+        inbox_id=inbox_id,
+        answering=answering,
     )
-    session.add(
-        OutboxMessage(
-            inbox_id=inbox_id,
-            message_id=message.message_id,
-            recipient=to,
-            kind=kind,
-            raw=message.raw,
-            status="pending",
-            attempts=0,
-            next_attempt_at=now,
-            created_at=now,
-        )
-    )
+    if row is None:
+        return False
+    insert_outbox(session, [row])
     return True
 
 
-@dataclass(frozen=True)
-class Handled:
-    """What became of one message: a summary kept on its row, and fields for the log line."""
+def notification_rows(
+    settings: Settings,
+    notifications: Sequence[Notification],
+    now: datetime,
+    inbox_id: int | None = None,
+) -> list[dict[str, Any]]:
+    """The outbox rows of the board mail and notices a command (or an operator) caused."""
+    rows = []
+    for note in notifications:
+        row = outbox_row(
+            settings,
+            to=note.to,
+            kind=note.kind,
+            subject=note.subject,
+            body=render_notification(note, settings),
+            now=now,
+            inbox_id=inbox_id,
+        )
+        if row is not None:
+            rows.append(row)
+    return rows
 
+
+def queue_notifications(
+    session: Session,
+    settings: Settings,
+    notifications: Sequence[Notification],
+    now: datetime,
+    inbox_id: int | None = None,
+) -> None:
+    """Render and queue the board mail and notices a command (or an operator) caused."""
+    insert_outbox(session, notification_rows(settings, notifications, now, inbox_id))
+
+
+@dataclass(frozen=True)
+class Pending:
+    """A stored message waiting to be processed."""
+
+    id: int
+    raw: bytes
+    envelope_from: str | None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """What is worked out of a message before its transaction: the decoded mail and its
+    command lines."""
+
+    mail: IncomingMail
+    lines: list[str]
+
+
+def prepare(settings: Settings, item: Pending) -> Prepared:
+    mail = parse_message(item.raw, item.envelope_from, own_address=settings.address)
+    if mail.auto_reason:
+        return Prepared(mail, [])
+    lines = command_lines(
+        mail.subject, mail.text, is_command, max_lines=settings.max_commands_per_message
+    )
+    return Prepared(mail, lines)
+
+
+@dataclass
+class Handled:
+    """What became of one message: its new status, a summary kept on its row, fields for the
+    log line, and the mail to queue."""
+
+    status: str
     summary: str
     fields: dict[str, Any]
+    outbox: list[dict[str, Any]] = field(default_factory=list)
 
 
-def _handle(session: Session, settings: Settings, row: InboxMessage, now: datetime) -> Handled:
-    """Process one message inside the caller's transaction."""
-    mail = parse_message(row.raw, row.envelope_from, own_address=settings.address)
+def _handle(
+    session: Session,
+    settings: Settings,
+    item: Pending,
+    prepared: Prepared,
+    now: datetime,
+    checks: PasswordChecks,
+) -> Handled:
+    """Process one message inside the caller's transaction (its mail is returned, not
+    queued: the batch queues the mail of the messages that succeeded)."""
+    mail, lines = prepared.mail, prepared.lines
+    message_id = printable(mail.message_id or "")
     if mail.auto_reason:
-        row.status = "ignored"
         return Handled(
+            status="ignored",
             summary=printable(f"message-id={mail.message_id} ignored: {mail.auto_reason}"),
             fields={
-                "message_id": printable(mail.message_id or ""),
+                "message_id": message_id,
                 "sender": mail.sender,
                 "status": "ignored",
                 "reason": mail.auto_reason,
@@ -115,41 +232,38 @@ def _handle(session: Session, settings: Settings, row: InboxMessage, now: dateti
         session=session,
         settings=settings,
         sender=mail.sender,
-        message_id=printable(mail.message_id)[:300] if mail.message_id else None,
+        message_id=message_id[:300] if mail.message_id else None,
         clock=lambda: now,
-    )
-    lines = command_lines(
-        mail.subject, mail.text, is_command, max_lines=settings.max_commands_per_message
+        password_checks=checks,
     )
     if lines:
         sections = [dispatch_line(ctx, line) for line in lines]
     else:
         sections = [Section("mail/sections/no_command.txt.j2", {}, ok=False, summary="no command")]
-    body = render_reply_body(sections, settings)
-    subject = _quoted_subject(mail.subject, lines)
-    queue(
-        session,
+    reply = outbox_row(
         settings,
         to=mail.sender,
         kind="reply",
-        subject=reply_subject(subject),
-        body=body,
+        subject=reply_subject(_quoted_subject(mail.subject, lines)),
+        body=render_reply_body(sections, settings),
         now=now,
-        inbox_id=row.id,
+        inbox_id=item.id,
         answering=mail,
     )
-    queue_notifications(session, settings, ctx.notifications, now, inbox_id=row.id)
-    row.status = "done"
+    outbox = [reply] if reply is not None else []
+    outbox += notification_rows(settings, ctx.notifications, now, inbox_id=item.id)
     return Handled(
+        status="done",
         summary=printable(
             f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections)
         ),
         fields={
-            "message_id": printable(mail.message_id or ""),
+            "message_id": message_id,
             "sender": mail.sender,
             "status": "done",
             "commands": [s.log_fields() for s in sections],
         },
+        outbox=outbox,
     )
 
 
@@ -165,72 +279,146 @@ def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
     return " ".join(words[:2]) + (" ..." if len(words) > 2 else "")
 
 
-def queue_notifications(
-    session: Session,
-    settings: Settings,
-    notifications: Sequence[Notification],
-    now: datetime,
-    inbox_id: int | None = None,
-) -> None:
-    """Render and queue the board mail and notices a command (or an operator) caused."""
-    for note in notifications:
-        queue(
-            session,
-            settings,
-            to=note.to,
-            kind=note.kind,
-            subject=note.subject,
-            body=render_notification(note, settings),
-            now=now,
-            inbox_id=inbox_id,
-        )
-
-
-def _claim_next(session: Session, now: datetime) -> InboxMessage | None:
+def _due(now: datetime, limit: int, only: int | None) -> Select[Any]:
     query = (
-        select(InboxMessage)
+        select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_from)
         .where(
-            InboxMessage.status == "pending",
-            or_(InboxMessage.not_before.is_(None), InboxMessage.not_before <= now),
+            _INBOX.c.status == "pending",
+            or_(_INBOX.c.not_before.is_(None), _INBOX.c.not_before <= now),
         )
-        .order_by(InboxMessage.id)
-        .limit(1)
-        # Several servers on one PostgreSQL database each take a different message.
-        .with_for_update(skip_locked=True)
+        .order_by(_INBOX.c.id)
+        .limit(limit)
     )
-    return session.scalar(query)
+    return query if only is None else query.where(_INBOX.c.id == only)
+
+
+_MARK_PROCESSED = (
+    update(_INBOX)
+    .where(_INBOX.c.id == bindparam("inbox_id"))
+    .values(
+        status=bindparam("new_status"),
+        processed_at=bindparam("processed_at"),
+        summary=bindparam("new_summary"),
+        raw=bindparam("kept_raw"),
+    )
+)
+
+
+@dataclass
+class _Batch:
+    """The outcome of one batch transaction, acted on once it has committed."""
+
+    handled: list[tuple[int, Handled]] = field(default_factory=list)
+    failed: list[tuple[int, str]] = field(default_factory=list)  # (inbox id, error)
+
+    @property
+    def count(self) -> int:
+        return len(self.handled) + len(self.failed)
+
+
+def _work_ahead(
+    factory: sessionmaker[Session], settings: Settings, now: datetime, limit: int, only: int | None
+) -> tuple[dict[int, Prepared], PasswordChecks]:
+    """Decode the next messages and check their passwords, holding no lock while doing it."""
+    with read_only(factory.kw["bind"]) as conn:
+        rows = conn.execute(_due(now, limit, only)).all()
+        prepared = {row.id: prepare(settings, Pending(*row)) for row in rows}
+        pairs = [
+            pair for item in prepared.values() for line in item.lines for pair in login_pairs(line)
+        ]
+        hashes = stored_hashes(conn, pairs)
+    return prepared, check_ahead(hashes, pairs)
+
+
+def _run_batch(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime],
+    limit: int,
+    only: int | None,
+    claimed: list[int],
+) -> _Batch:
+    """One transaction over the due messages; ``claimed`` gets their ids as they are taken."""
+    prepared, checks = _work_ahead(factory, settings, clock(), limit, only)
+    batch = _Batch()
+    with transaction(factory) as session:
+        now = clock()
+        # Several servers on one PostgreSQL database each take different messages.
+        rows = session.execute(_due(now, limit, only).with_for_update(skip_locked=True)).all()
+        outbox: list[dict[str, Any]] = []
+        marks: list[dict[str, Any]] = []
+        for row in rows:
+            item = Pending(*row)
+            claimed.append(item.id)
+            savepoint = session.begin_nested()
+            try:
+                ready = prepared.get(item.id) or prepare(settings, item)
+                handled = _handle(session, settings, item, ready, now, checks)
+                session.flush()
+            except Exception as error:  # a bug: this message alone is rolled back
+                savepoint.rollback()
+                log.exception("processing inbox message %s failed", item.id)
+                batch.failed.append((item.id, f"{type(error).__name__}: {error}"))
+                continue
+            savepoint.commit()
+            batch.handled.append((item.id, handled))
+            outbox += handled.outbox
+            marks.append(
+                {
+                    "inbox_id": item.id,
+                    "new_status": handled.status,
+                    "processed_at": now,
+                    "new_summary": handled.summary[:2000],
+                    "kept_raw": redacted(item.raw),
+                }
+            )
+        insert_outbox(session, outbox)
+        if marks:
+            session.execute(_MARK_PROCESSED, marks)
+    return batch
+
+
+def process_batch(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    limit: int = BATCH,
+    only: int | None = None,
+) -> int:
+    """Process up to ``limit`` due messages (or just message ``only``) in one transaction;
+    return how many were taken (0: none was due).
+
+    Whatever goes wrong with one message (its commands, its reply) is rolled back and
+    recorded against that message alone. If the transaction itself cannot commit, its
+    messages are processed again one at a time, and a lone message that still cannot is
+    recorded as failed, so it can never hold up the ones behind it.
+    """
+    claimed: list[int] = []
+    try:
+        batch = _run_batch(factory, settings, clock, limit, only, claimed)
+    except Exception as error:  # a bug must not lose the messages or stop the server
+        if not claimed:
+            raise  # the database itself: the worker logs it and tries again shortly
+        if len(claimed) > 1:
+            log.exception("a batch of %s messages failed; one at a time now", len(claimed))
+            for inbox_id in claimed:
+                process_batch(factory, settings, clock, limit=1, only=inbox_id)
+            return len(claimed)
+        log.exception("processing inbox message %s failed", claimed[0])
+        batch = _Batch(failed=[(claimed[0], f"{type(error).__name__}: {error}")])
+    for inbox_id, handled in batch.handled:
+        log.info("processed", extra={"fields": {"inbox": inbox_id, **handled.fields}})
+    for inbox_id, error_text in batch.failed:
+        if _record_failure(factory, inbox_id, error_text, clock()):
+            _apologise(factory, settings, inbox_id, clock())
+    return batch.count
 
 
 def process_one(
     factory: sessionmaker[Session], settings: Settings, clock: Callable[[], datetime] = utcnow
 ) -> bool:
-    """Process the oldest pending message that is due. False when there was none.
-
-    Whatever goes wrong with one message (its commands, its reply, even the commit) is
-    recorded against that message alone, so it can never hold up the ones behind it.
-    """
-    claimed: int | None = None
-    try:
-        with transaction(factory) as session:
-            now = clock()
-            row = _claim_next(session, now)
-            if row is None:
-                return False
-            claimed = row.id
-            handled = _handle(session, settings, row, now)
-            row.processed_at = now
-            row.summary = handled.summary[:2000]
-            row.raw = redacted(row.raw)
-        log.info("processed", extra={"fields": {"inbox": claimed, **handled.fields}})
-        return True
-    except Exception as error:  # a bug must not lose the message or stop the server
-        if claimed is None:
-            raise  # the database itself: the worker logs it and tries again shortly
-        log.exception("processing inbox message %s failed", claimed)
-        error_text = f"{type(error).__name__}: {error}"
-    if _record_failure(factory, claimed, error_text, clock()):
-        _apologise(factory, settings, claimed, clock())
-    return True
+    """Process the oldest pending message that is due. False when there was none."""
+    return process_batch(factory, settings, clock, limit=1) > 0
 
 
 _KEPT_HEADERS = (b"from", b"to", b"date", b"message-id", b"in-reply-to", b"references")
@@ -316,10 +504,13 @@ def process_pending(
     clock: Callable[[], datetime] = utcnow,
     limit: int | None = None,
 ) -> int:
-    """Process pending messages until none is left (or ``limit``); return how many."""
+    """Process pending messages until none is left (or about ``limit``); return how many."""
     count = 0
-    while (limit is None or count < limit) and process_one(factory, settings, clock):
-        count += 1
+    while limit is None or count < limit:
+        taken = process_batch(factory, settings, clock)
+        if not taken:
+            break
+        count += taken
     return count
 
 

@@ -1,0 +1,137 @@
+"""Processing cost per move, in process, without SMTP: the inbox already holds the moves.
+
+Run ``python bench/process_moves.py`` (``--db URL`` for PostgreSQL, ``--profile`` to print the
+top of a cProfile). It signs players up and opens boards through the processor itself, stores
+``--rounds`` rounds of one legal Chameleon move per board, then times ``process_pending`` over
+them: wall and CPU ms per move, SQL statements and transactions per move. Use it to see what a
+change to the processing path costs before measuring end to end with bench/throughput.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import pstats
+import random
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from sqlalchemy import event, select, text
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _load import GAME, BenchGame, mail_bytes, make_players, pairings  # noqa: E402
+
+from pbmserv.config import Settings  # noqa: E402
+from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
+from pbmserv.db.migrate import upgrade  # noqa: E402
+from pbmserv.db.models import GameRow, Seat, User  # noqa: E402
+from pbmserv.mail.inbox import store_message  # noqa: E402
+from pbmserv.mail.processor import process_pending  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--db", help="database URL (default: a fresh SQLite file)")
+    parser.add_argument("--boards", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=5, help="moves per board")
+    parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
+    args = parser.parse_args()
+    workdir = Path(tempfile.mkdtemp(prefix="pbmprocess-"))
+    url = args.db or f"sqlite:///{workdir / 'bench.db'}"
+    engine = make_engine(url)
+    upgrade(engine)
+    if engine.dialect.name == "postgresql":
+        with engine.begin() as conn:
+            for table in (
+                "outbox",
+                "auth_failures",
+                "inbox",
+                "moves",
+                "observers",
+                "seats",
+                "entries",
+                "matches",
+                "games",
+                "tournaments",
+                "users",
+            ):
+                conn.execute(text(f"DELETE FROM {table}"))
+    factory = session_factory(engine)
+    settings = Settings(
+        db_url=url,
+        address="pbmserv@localhost",
+        spool=workdir / "spool",
+        rate_limit_per_hour=0,
+        from_rate_limit_per_hour=0,
+    )
+    players = make_players(max(10, args.boards // 5))
+    pairs = pairings(players, args.boards)
+
+    def run(lines: list[tuple[str, str]]) -> None:
+        for sender, line in lines:
+            store_message(factory, settings, mail_bytes(sender, line)[1], sender)
+        process_pending(factory, settings)
+
+    run([(p.address, f"signup {p.userid} {p.password} Bench") for p in players])
+    run([(a.address, f"chameleon challenge -size=11 {a.userid} {b.userid}") for a, b in pairs])
+    by_id = {p.userid: p for p in players}
+    with engine.connect() as conn:
+        rows = conn.execute(
+            select(GameRow.id, GameRow.seed, GameRow.state, Seat.seat, User.userid)
+            .join(Seat, Seat.game_id == GameRow.id)
+            .join(User, User.id == Seat.user_id)
+            .order_by(GameRow.id, Seat.seat)
+        ).all()
+    boards: dict[int, dict] = {}
+    for board, seed, state, seat, userid in rows:
+        boards.setdefault(board, {"seed": seed, "state": state, "seats": {}})["seats"][seat] = (
+            by_id[userid]
+        )
+    games = [
+        BenchGame(i, b, (e["seats"][0], e["seats"][1]), GAME.load(e["state"]), e["seed"], 0)
+        for i, (b, e) in enumerate(sorted(boards.items()))
+    ]
+    rng = random.Random(1)
+    for _ in range(args.rounds):
+        for game in games:
+            player, move = game.next_move(rng)
+            store_message(
+                factory,
+                settings,
+                mail_bytes(player.address, game.line(player, move))[1],
+                player.address,
+            )
+    # Warm the password cache as a running server would have it.
+    statements = 0
+
+    def count(*_args: object) -> None:
+        nonlocal statements
+        statements += 1
+
+    event.listen(engine, "before_cursor_execute", count)
+    moves = len(games) * args.rounds
+    profiler = cProfile.Profile() if args.profile else None
+    wall, cpu = time.perf_counter(), time.process_time()
+    if profiler:
+        profiler.enable()
+    done = process_pending(factory, settings)
+    if profiler:
+        profiler.disable()
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    with engine.connect() as conn:
+        refused = conn.scalar(text("SELECT count(*) FROM inbox WHERE summary LIKE '%error%'"))
+    print(
+        f"{engine.dialect.name}: {done} messages ({moves} moves, {refused} refused): "
+        f"{wall / moves * 1000:.2f} ms wall, {cpu / moves * 1000:.2f} ms CPU per move, "
+        f"{statements / moves:.1f} statements per move (passwords cached after each "
+        "player's first move)"
+    )
+    if profiler:
+        pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+
+
+if __name__ == "__main__":
+    main()

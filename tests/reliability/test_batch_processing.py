@@ -1,0 +1,130 @@
+"""Messages are processed in batches, one transaction a batch and a savepoint a message:
+a failing message is rolled back alone, a batch that cannot commit is redone one message at a
+time, and argon2 never runs while the transaction holds SQLite's write lock. A real database,
+real MIME parsing, real argon2."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+from argon2 import PasswordHasher
+from sqlalchemy import func, select
+from sqlalchemy.engine import make_url
+
+import pbmserv.mail.processor as processor
+from pbmserv.core.commands import TOP_LEVEL
+from pbmserv.db.engine import session_factory
+from pbmserv.db.models import InboxMessage, OutboxMessage, User
+from pbmserv.mail.inbox import store_message
+from pbmserv.mail.processor import process_batch
+from tests.support import make_mail
+
+pytestmark = pytest.mark.db
+
+
+def store(engine, settings, sender: str, subject: str) -> None:  # type: ignore[no-untyped-def]
+    raw = make_mail(sender, subject).as_bytes()
+    store_message(session_factory(engine), settings, raw, sender)
+
+
+def statuses(engine) -> list[tuple[str, int]]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        query = select(InboxMessage.status, InboxMessage.attempts).order_by(InboxMessage.id)
+        return [tuple(row) for row in conn.execute(query).all()]
+
+
+def replies_to(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        query = select(OutboxMessage.recipient).order_by(OutboxMessage.id)
+        return list(conn.scalars(query))
+
+
+@pytest.fixture
+def poisoned_help(monkeypatch: pytest.MonkeyPatch) -> None:
+    spec = TOP_LEVEL["help"]
+
+    def handler(ctx, line, game):  # type: ignore[no-untyped-def]
+        if "poison" in line.words:
+            raise RuntimeError("a bug in a handler")
+        return spec.handler(ctx, line, game)
+
+    monkeypatch.setitem(TOP_LEVEL, "help", type(spec)(**{**spec.__dict__, "handler": handler}))
+
+
+def test_one_batch_takes_every_due_message_and_a_failing_one_is_rolled_back_alone(  # type: ignore[no-untyped-def]
+    engine, settings, poisoned_help
+) -> None:
+    store(engine, settings, "ann@example.org", "signup ann secret1")
+    store(engine, settings, "bad@example.org", "help poison")
+    store(engine, settings, "bob@example.org", "signup bob secret2")
+    taken = process_batch(session_factory(engine), settings)
+    assert taken == 3
+    assert statuses(engine) == [("done", 0), ("pending", 1), ("done", 0)]
+    # The two good messages were answered and their effects kept; the failed one queued no
+    # mail and changed nothing.
+    assert replies_to(engine) == ["ann@example.org", "bob@example.org"]
+    with engine.connect() as conn:
+        assert sorted(conn.scalars(select(User.userid))) == ["ann", "bob"]
+
+
+def test_a_batch_that_cannot_commit_is_redone_one_message_at_a_time(  # type: ignore[no-untyped-def]
+    engine, settings, monkeypatch
+) -> None:
+    real = processor.insert_outbox
+
+    def refuse_mail_of_several_messages(session, rows):  # type: ignore[no-untyped-def]
+        if len({row["inbox_id"] for row in rows}) > 1:
+            raise RuntimeError("the batch's insert failed")
+        return real(session, rows)
+
+    monkeypatch.setattr(processor, "insert_outbox", refuse_mail_of_several_messages)
+    for name in ("ann", "bob", "cat"):
+        store(engine, settings, f"{name}@example.org", f"signup {name} secret1")
+    assert process_batch(session_factory(engine), settings) == 3
+    assert statuses(engine) == [("done", 0)] * 3
+    assert replies_to(engine) == ["ann@example.org", "bob@example.org", "cat@example.org"]
+    with engine.connect() as conn:  # each sign-up happened exactly once
+        assert conn.scalar(select(func.count()).select_from(User)) == 3
+
+
+def test_argon2_never_runs_while_the_write_lock_is_held(  # type: ignore[no-untyped-def]
+    engine, settings, monkeypatch
+) -> None:
+    if engine.dialect.name != "sqlite":
+        pytest.skip("only SQLite has one write lock for the whole database")
+    path = make_url(settings.db_url).database
+    for name in ("ann", "bob"):
+        store(engine, settings, f"{name}@example.org", f"signup {name} secret1")
+    process_batch(session_factory(engine), settings)
+    store(engine, settings, "ann@example.org", "chameleon challenge ann bob")
+    process_batch(session_factory(engine), settings)
+
+    locked_during: list[bool] = []
+    real_verify = PasswordHasher.verify
+
+    def verify_and_probe(self, hash_, password):  # type: ignore[no-untyped-def]
+        probe = sqlite3.connect(path, timeout=0, isolation_level=None)
+        try:
+            probe.execute("BEGIN IMMEDIATE")
+            probe.execute("ROLLBACK")
+            locked_during.append(False)
+        except sqlite3.OperationalError:  # "database is locked": a writer holds it
+            locked_during.append(True)
+        finally:
+            probe.close()
+        return real_verify(self, hash_, password)
+
+    monkeypatch.setattr(PasswordHasher, "verify", verify_and_probe)
+    # New hashes for both, so that no earlier check is remembered.
+    store(engine, settings, "ann@example.org", "password ann secret1 another1")
+    store(engine, settings, "bob@example.org", "password bob wrong-one another2")
+    process_batch(session_factory(engine), settings)
+    store(engine, settings, "ann@example.org", "chameleon move 1 ann another1 a1x")
+    store(engine, settings, "bob@example.org", "chameleon board 1 bob wrong-two")
+    process_batch(session_factory(engine), settings)
+    assert locked_during and not any(locked_during), locked_during
+    with engine.connect() as conn:
+        summaries = list(conn.scalars(select(InboxMessage.summary).order_by(InboxMessage.id)))
+    assert "password ann" in summaries[3] and "error" in summaries[4]
+    assert "move board=1" in summaries[5] and "error" in summaries[6]

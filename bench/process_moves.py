@@ -29,7 +29,7 @@ from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.migrate import upgrade  # noqa: E402
 from pbmserv.db.models import GameRow, Seat, User  # noqa: E402
 from pbmserv.mail.inbox import store_message  # noqa: E402
-from pbmserv.mail.processor import process_pending  # noqa: E402
+from pbmserv.mail.processor import BATCH, process_batch, process_pending  # noqa: E402
 
 
 def main() -> None:
@@ -38,6 +38,9 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5, help="moves per board")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
+    parser.add_argument(
+        "--batch", type=int, default=BATCH, help=f"messages a transaction (default {BATCH})"
+    )
     args = parser.parse_args()
     workdir = Path(tempfile.mkdtemp(prefix="pbmprocess-"))
     url = args.db or f"sqlite:///{workdir / 'bench.db'}"
@@ -117,7 +120,9 @@ def main() -> None:
     wall, cpu = time.perf_counter(), time.process_time()
     if profiler:
         profiler.enable()
-    done = process_pending(factory, settings)
+    done = 0
+    while taken := process_batch(factory, settings, limit=args.batch):
+        done += taken
     if profiler:
         profiler.disable()
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu

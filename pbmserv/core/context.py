@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -59,10 +59,12 @@ class CommandContext:
             raise _disabled(user)
         return user
 
-    def authenticate(self, userid: str, password: str) -> User:
+    def authenticate(self, userid: str, password: str, among: Sequence[User] = ()) -> User:
         """The user, if the password is right; otherwise a CommandError that reveals nothing:
-        an unknown user id and a wrong password get the same answer, in the same time."""
-        user = self.find_user(userid)
+        an unknown user id and a wrong password get the same answer, in the same time.
+        ``among``: users already loaded (a board's players), looked up before the database."""
+        wanted = userid.lower()
+        user = next((u for u in among if u.userid == wanted), None) or self.find_user(userid)
         logins.check_allowed(self, userid, user)
         if user is None:
             burn_verification_time(password)

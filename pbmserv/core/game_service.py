@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import select
+from sqlalchemy.orm import joinedload
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
@@ -70,12 +71,13 @@ def parse_board_number(text: str) -> int:
 
 def load_board(ctx: CommandContext, game: Game, board_text: str, *, for_update: bool) -> Board:
     number = parse_board_number(board_text)
-    query = select(GameRow).where(GameRow.id == number)
+    # One query for the board, its seats and their users.
+    query = select(GameRow).where(GameRow.id == number).options(joinedload(GameRow.seats))
     if for_update:
         # A row lock on PostgreSQL serialises commands on one board across processes;
         # the version column catches anything that slips past it.
-        query = query.with_for_update()
-    row = ctx.session.scalar(query)
+        query = query.with_for_update(of=GameRow)
+    row = ctx.session.scalars(query).unique().one_or_none()
     if row is None:
         raise CommandError(f"there is no board {number}")
     if row.game != game.SPEC.name:
@@ -306,14 +308,16 @@ def record_headers(board: Board) -> dict[str, str]:
 
 
 def observers(ctx: CommandContext, board: Board) -> list[User]:
-    return list(
-        ctx.session.scalars(
-            select(User)
-            .join(Observer, Observer.user_id == User.id)
-            .where(Observer.game_id == board.row.id)
-            .order_by(User.userid)
+    # Nothing a command leaves unflushed changes who observes (each command is flushed).
+    with ctx.session.no_autoflush:
+        return list(
+            ctx.session.scalars(
+                select(User)
+                .join(Observer, Observer.user_id == User.id)
+                .where(Observer.game_id == board.row.id)
+                .order_by(User.userid)
+            )
         )
-    )
 
 
 def status_for(board: Board, seat: int | None) -> str:

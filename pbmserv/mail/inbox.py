@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -22,6 +22,8 @@ from pbmserv.core.parser import printable
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage
 from pbmserv.mail.decode import dedupe_key, header_from_address
+
+_INBOX = InboxMessage.__table__
 
 # ``dedupe_key``'s form for a message without a Message-ID: a hash of its content.
 _CONTENT_KEY = "sha256:"
@@ -41,34 +43,82 @@ def store_message(
     clock: Callable[[], datetime] = utcnow,
 ) -> Stored:
     """Commit ``raw`` to the inbox (or say why not). Only after this returns may we say 250."""
-    now = clock()
+    [outcome] = store_messages(factory, settings, [(raw, envelope_from)], clock)
+    assert isinstance(outcome, Stored)  # a lone message raises instead of StoreFailed
+    return outcome
+
+
+def store_messages(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    messages: Sequence[tuple[bytes, str | None]],
+    clock: Callable[[], datetime] = utcnow,
+) -> list[Stored | StoreFailed]:
+    """Commit several (raw, envelope sender) messages in one transaction (a group commit:
+    the listener's messages that arrive together share one write). If the transaction
+    fails, each message is tried in a transaction of its own, so that one message's trouble
+    is that message's alone; its exception is then raised only for a lone message."""
+    try:
+        with transaction(factory) as session:
+            outcomes: list[Stored | StoreFailed] = [
+                _store(session, settings, raw, sender, clock()) for raw, sender in messages
+            ]
+            return outcomes
+    except IntegrityError:  # a copy stored by another server meanwhile
+        if len(messages) == 1:
+            return [Stored.DUPLICATE]
+    except Exception:
+        if len(messages) == 1:
+            raise
+    return [_store_alone(factory, settings, raw, sender, clock) for raw, sender in messages]
+
+
+def _store_alone(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    raw: bytes,
+    envelope_from: str | None,
+    clock: Callable[[], datetime],
+) -> Stored | StoreFailed:
+    try:
+        return store_messages(factory, settings, [(raw, envelope_from)], clock)[0]
+    except Exception as error:  # told to this message's sender alone (451)
+        return StoreFailed(error)
+
+
+class StoreFailed:
+    """A message of a group that could not be stored: its sender is told to try again."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def _store(
+    session: Session, settings: Settings, raw: bytes, envelope_from: str | None, now: datetime
+) -> Stored:
     # None: not known (stdin without -f); "": the null return path of a bounce.
     sender = None if envelope_from is None else envelope_from.strip().strip("<>").lower()
     if sender and not sender.isprintable():  # PostgreSQL refuses a NUL in text
         sender = printable(sender)
     from_address = header_from_address(raw)
     key, earlier_keys, since = _dedupe_keys(dedupe_key(raw), now, settings)
-    try:
-        with transaction(factory) as session:
-            # A copy of a stored message is acknowledged even from a sender over the limits,
-            # so that the sending MTA stops retrying it.
-            if _stored_already(session, earlier_keys, since):
-                return Stored.DUPLICATE
-            if _over_rate_limit(session, settings, sender, from_address, now):
-                return Stored.RATE_LIMITED
-            session.add(
-                InboxMessage(
-                    dedupe_key=key,
-                    envelope_from=sender,
-                    from_address=from_address,
-                    raw=raw,
-                    received_at=now,
-                    status="pending",
-                    attempts=0,
-                )
-            )
-    except IntegrityError:  # the same message, stored by another session meanwhile
+    # A copy of a stored message is acknowledged even from a sender over the limits, so
+    # that the sending MTA stops retrying it.
+    if _stored_already(session, earlier_keys, since):
         return Stored.DUPLICATE
+    if _over_rate_limit(session, settings, sender, from_address, now):
+        return Stored.RATE_LIMITED
+    session.execute(
+        insert(_INBOX).values(
+            dedupe_key=key,
+            envelope_from=sender,
+            from_address=from_address,
+            raw=raw,
+            received_at=now,
+            status="pending",
+            attempts=0,
+        )
+    )
     return Stored.ACCEPTED
 
 

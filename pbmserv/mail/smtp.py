@@ -16,7 +16,7 @@ from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.mail.inbox import Stored, store_message
+from pbmserv.mail.inbox import Stored, StoreFailed, store_messages
 
 log = logging.getLogger("pbmserv.smtp")
 
@@ -27,6 +27,51 @@ ACCEPT_BACKOFF_SECONDS = 0.5
 # A condition that may recur thousands of times a second is logged once per this interval.
 WARNING_INTERVAL_SECONDS = 60.0
 _OUT_OF_DESCRIPTORS = frozenset({errno.EMFILE, errno.ENFILE})
+
+
+class GroupStore:
+    """Stores the messages that arrive together in one transaction (a group commit): while
+    one group is being written, the next gathers, so a burst costs a few commits rather than
+    one a message, and no message waits for more than the write before its own."""
+
+    MAX_GROUP = 100
+
+    def __init__(self, factory: sessionmaker[Session], settings: Settings) -> None:
+        self.factory = factory
+        self.settings = settings
+        self._waiting: list[tuple[bytes, str, asyncio.Future[Stored | StoreFailed]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def store(self, raw: bytes, mail_from: str) -> Stored:
+        """Store one message; raises if it could not be stored (the caller answers 451)."""
+        future: asyncio.Future[Stored | StoreFailed] = asyncio.get_running_loop().create_future()
+        self._waiting.append((raw, mail_from, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        outcome = await future
+        if isinstance(outcome, StoreFailed):
+            raise outcome.error
+        return outcome
+
+    async def _write(self) -> None:
+        while self._waiting:
+            group = self._waiting[: self.MAX_GROUP]
+            del self._waiting[: self.MAX_GROUP]
+            try:
+                outcomes = await asyncio.to_thread(
+                    store_messages,
+                    self.factory,
+                    self.settings,
+                    [(raw, mail_from) for raw, mail_from, _future in group],
+                )
+            except Exception as error:  # the database itself: every sender tries again
+                for _raw, _mail_from, future in group:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            for (_raw, _mail_from, future), outcome in zip(group, outcomes, strict=True):
+                if not future.done():  # a client gone meanwhile cancelled its wait
+                    future.set_result(outcome)
 
 
 class InboxHandler:
@@ -41,14 +86,13 @@ class InboxHandler:
         self.factory = factory
         self.settings = settings
         self.on_stored = on_stored
+        self.store = GroupStore(factory, settings)
 
     async def handle_DATA(self, server: SMTP, session: SMTPSession, envelope: Envelope) -> str:
         raw = envelope.original_content or b""
         mail_from = envelope.mail_from if envelope.mail_from is not None else ""
         try:
-            outcome = await asyncio.to_thread(
-                store_message, self.factory, self.settings, raw, mail_from
-            )
+            outcome = await self.store.store(raw, mail_from)
         except Exception:
             log.exception("could not store a message from %s", mail_from)
             # A temporary failure: the sending server keeps the message and tries again.

@@ -11,7 +11,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.mail.delivery import deliver_due
-from pbmserv.mail.processor import maintain, process_pending
+from pbmserv.mail.processor import maintain, process_batch
 from pbmserv.mail.smtp import InboxHandler, start_listener
 
 log = logging.getLogger("pbmserv.serve")
@@ -44,9 +44,7 @@ class Server:
     async def _process_loop(self) -> None:
         while not self._stopping.is_set():
             try:
-                count = await asyncio.to_thread(
-                    process_pending, self.factory, self.settings, limit=50
-                )
+                count = await asyncio.to_thread(process_batch, self.factory, self.settings)
             except Exception:
                 log.exception("processing failed; retrying shortly")
                 count = 0

@@ -20,7 +20,8 @@ from pbmserv.games.base import Game, OptionError
 def _player(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User, int]:
     """Load the board named on the line for update, and authenticate one of its players."""
     board = service.load_board(ctx, game, line.words[2], for_update=True)
-    user = ctx.authenticate(line.words[3], line.words[4])
+    players = [seat.user for seat in board.row.seats]
+    user = ctx.authenticate(line.words[3], line.words[4], among=players)
     seat = board.seat_of(user)
     if seat is None:
         raise CommandError(f"{user.display_id} is not playing on board {board.number}")

@@ -2,9 +2,9 @@
 
 argon2 costs tens of milliseconds by design. On SQLite the command transaction holds the
 database's only write lock, so a check inside it would hold up everything, even the listener
-storing new mail. The processor therefore reads the users named on a batch's command lines
-in a read-only transaction, checks their passwords there, and hands the results to the
-commands; a result counts only if the stored hash is still the one checked.
+storing new mail. The processor therefore reads the stored hashes of the users named on a batch's
+command lines, checks their passwords once the transaction has stepped back, and hands the
+results to the commands; a result counts only if the stored hash is still the one checked.
 """
 
 from __future__ import annotations

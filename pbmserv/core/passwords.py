@@ -38,6 +38,14 @@ def _digest(password: str) -> bytes:
     return hmac.new(_CACHE_KEY, password.encode("utf-8", "surrogatepass"), hashlib.sha256).digest()
 
 
+def is_remembered(password_hash: str, password: str) -> bool:
+    """Whether this password was verified against this hash lately (no argon2 needed)."""
+    key = (password_hash, _digest(password))
+    with _lock:
+        expires = _verified.get(key)
+        return expires is not None and expires > time.monotonic()
+
+
 def verify_password(password_hash: str, password: str) -> bool:
     key = (password_hash, _digest(password))
     now = time.monotonic()

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+import threading
+import weakref
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
-
-#: Execution option of a connection that only reads (on SQLite: no write lock taken).
-READ_ONLY = "pbmserv_read_only"
 
 
 def make_engine(url: str) -> Engine:
@@ -30,9 +29,7 @@ def make_engine(url: str) -> Engine:
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
-            # A reader (see read_only) needs no write lock: WAL gives it a snapshot.
-            reading = conn.get_execution_options().get(READ_ONLY, False)
-            conn.exec_driver_sql("BEGIN" if reading else "BEGIN IMMEDIATE")
+            conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
     return create_engine(url, pool_pre_ping=True)
@@ -46,18 +43,30 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+_LOCKS_LOCK = threading.Lock()
+
+
+def _write_lock(engine: Engine) -> threading.RLock | None:
+    """The lock a SQLite engine's writers queue on inside this process (None elsewhere).
+
+    SQLite lets one writer in at a time; a writer that finds the lock taken sleeps in its
+    busy handler, in steps of up to 100 ms, whenever the lock is freed meanwhile. Queued on a
+    lock of our own, the listener, the processor and delivery take turns without those sleeps.
+    Other processes (the admin shell) still meet the busy handler, as before.
+    """
+    if engine.dialect.name != "sqlite":
+        return None
+    with _LOCKS_LOCK:
+        lock = _WRITE_LOCKS.get(engine)
+        if lock is None:
+            lock = _WRITE_LOCKS[engine] = threading.RLock()
+        return lock
+
+
 @contextmanager
 def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any exception."""
-    with factory() as session, session.begin():
+    lock = _write_lock(factory.kw["bind"])
+    with lock if lock is not None else nullcontext(), factory() as session, session.begin():
         yield session
-
-
-@contextmanager
-def read_only(engine: Engine) -> Iterator[Connection]:
-    """A transaction that only reads. On SQLite it takes no write lock, so it never waits
-    for a writer nor holds one up (slow work such as argon2 may run inside it)."""
-    with engine.connect() as conn:
-        conn = conn.execution_options(**{READ_ONLY: True})
-        with conn.begin():
-            yield conn

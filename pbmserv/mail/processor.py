@@ -1,14 +1,16 @@
 """Processing the inbox: decode a stored message, run its commands, queue the answers.
 
-Messages are processed in batches, one transaction a batch and a savepoint a message: a
-message's state changes, its reply, its board mail and its mark "done" commit together, so a
-crash anywhere leaves it pending and it is processed again, exactly once, after a restart.
-A message whose handling fails is rolled back to its savepoint alone and recorded against
-itself; if the batch cannot commit, its messages are processed again one at a time, so one
-bad message never holds up another.
+Messages are processed in batches, one transaction a batch: a message's state changes, its
+reply, its board mail and its mark "done" commit together, so a crash anywhere leaves it
+pending and it is processed again, exactly once, after a restart. If anything goes wrong in a
+batch, it is rolled back and its messages are processed again one at a time, each in its own
+transaction; a message that fails alone is recorded against itself, so one bad message never
+holds up another.
 
-The slow parts that need no lock (decoding, argon2 password checks) run before the write
-transaction begins, so on SQLite the listener is never kept waiting behind them.
+argon2 password checks run outside the transaction: when a batch needs one, its
+transaction steps back before writing anything, the passwords are checked, and it begins
+again. On SQLite, where the transaction holds the only write lock, the listener is never kept
+waiting behind argon2.
 """
 
 from __future__ import annotations
@@ -27,9 +29,15 @@ from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line, is_command, login_pairs, quote
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.parser import printable
-from pbmserv.core.password_checks import PasswordChecks, check_ahead, stored_hashes
+from pbmserv.core.password_checks import (
+    CheckedPassword,
+    PasswordChecks,
+    check_ahead,
+    stored_hashes,
+)
+from pbmserv.core.passwords import is_remembered
 from pbmserv.core.results import Notification, Section
-from pbmserv.db.engine import read_only, transaction
+from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage
 from pbmserv.mail.compose import (
     build_message,
@@ -316,18 +324,56 @@ class _Batch:
         return len(self.handled) + len(self.failed)
 
 
-def _work_ahead(
-    factory: sessionmaker[Session], settings: Settings, now: datetime, limit: int, only: int | None
-) -> tuple[dict[int, Prepared], PasswordChecks]:
-    """Decode the next messages and check their passwords, holding no lock while doing it."""
-    with read_only(factory.kw["bind"]) as conn:
-        rows = conn.execute(_due(now, limit, only)).all()
-        prepared = {row.id: prepare(settings, Pending(*row)) for row in rows}
-        pairs = [
-            pair for item in prepared.values() for line in item.lines for pair in login_pairs(line)
-        ]
-        hashes = stored_hashes(conn, pairs)
-    return prepared, check_ahead(hashes, pairs)
+class _CheckPasswordsFirst(Exception):
+    """Raised inside a batch's transaction (before it has written anything) when passwords
+    must go through argon2: the transaction is rolled back, they are checked, and it starts
+    again, so argon2 never runs while the transaction holds SQLite's write lock."""
+
+    def __init__(self, hashes: dict[str, str], pairs: list[tuple[str, str]]) -> None:
+        super().__init__("passwords to check first")
+        self.hashes, self.pairs = hashes, pairs
+
+
+def _prepared(settings: Settings, item: Pending) -> Prepared | Exception:
+    try:
+        return prepare(settings, item)
+    except Exception as error:  # raised again inside the message's savepoint, as its failure
+        return error
+
+
+def _login_pairs(item: Prepared) -> list[tuple[str, str]]:
+    try:
+        return [pair for line in item.lines for pair in login_pairs(line)]
+    except Exception:  # its command will fail on its own, as that message's failure
+        log.exception("could not read the logins of a message")
+        return []
+
+
+def _unchecked_pairs(
+    session: Session,
+    items: Sequence[Prepared | Exception],
+    checks: dict[tuple[str, str], CheckedPassword],
+) -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """The stored hashes and the (user id, password) pairs of ``items`` that argon2 must
+    check; the pairs remembered as verified are added to ``checks`` at once."""
+    pairs = [
+        (userid.lower(), password)
+        for item in items
+        if isinstance(item, Prepared)
+        for userid, password in _login_pairs(item)
+    ]
+    pairs = [pair for pair in dict.fromkeys(pairs) if pair not in checks]
+    if not pairs:
+        return {}, []
+    hashes = stored_hashes(session.connection(), pairs)
+    unchecked = []
+    for userid, password in pairs:
+        stored = hashes.get(userid)
+        if stored is not None and is_remembered(stored, password):
+            checks[(userid, password)] = CheckedPassword(stored, True)
+        elif stored is not None:
+            unchecked.append((userid, password))
+    return hashes, unchecked
 
 
 def _run_batch(
@@ -338,29 +384,53 @@ def _run_batch(
     only: int | None,
     claimed: list[int],
 ) -> _Batch:
-    """One transaction over the due messages; ``claimed`` gets their ids as they are taken."""
-    prepared, checks = _work_ahead(factory, settings, clock(), limit, only)
+    """One transaction over the due messages (started again after checking passwords
+    first, if need be); ``claimed`` gets their ids as they are taken."""
+    prepared: dict[int, Prepared | Exception] = {}
+    checks: dict[tuple[str, str], CheckedPassword] = {}
+    for attempt in range(3):
+        try:
+            return _transaction(
+                factory, settings, clock, limit, only, claimed, prepared, checks, attempt < 2
+            )
+        except _CheckPasswordsFirst as first:
+            checks.update(check_ahead(first.hashes, first.pairs))
+    raise AssertionError("unreachable: the last attempt checks passwords inside")
+
+
+def _transaction(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime],
+    limit: int,
+    only: int | None,
+    claimed: list[int],
+    prepared: dict[int, Prepared | Exception],
+    checks: dict[tuple[str, str], CheckedPassword],
+    may_step_out: bool,
+) -> _Batch:
     batch = _Batch()
     with transaction(factory) as session:
         now = clock()
         # Several servers on one PostgreSQL database each take different messages.
         rows = session.execute(_due(now, limit, only).with_for_update(skip_locked=True)).all()
+        items = [Pending(*row) for row in rows]
+        for item in items:
+            if item.id not in prepared:
+                prepared[item.id] = _prepared(settings, item)
+        hashes, unchecked = _unchecked_pairs(session, [prepared[i.id] for i in items], checks)
+        if unchecked and may_step_out:
+            raise _CheckPasswordsFirst(hashes, unchecked)
         outbox: list[dict[str, Any]] = []
         marks: list[dict[str, Any]] = []
-        for row in rows:
-            item = Pending(*row)
+        for item in items:
             claimed.append(item.id)
-            savepoint = session.begin_nested()
-            try:
-                ready = prepared.get(item.id) or prepare(settings, item)
-                handled = _handle(session, settings, item, ready, now, checks)
-                session.flush()
-            except Exception as error:  # a bug: this message alone is rolled back
-                savepoint.rollback()
-                log.exception("processing inbox message %s failed", item.id)
-                batch.failed.append((item.id, f"{type(error).__name__}: {error}"))
-                continue
-            savepoint.commit()
+            ready = prepared[item.id]
+            if isinstance(ready, Exception):
+                raise ready
+            # A failure here (a bug) aborts the batch, which is then redone one message at
+            # a time (see process_batch): no savepoint a message is needed for that.
+            handled = _handle(session, settings, item, ready, now, checks)
             batch.handled.append((item.id, handled))
             outbox += handled.outbox
             marks.append(
@@ -388,10 +458,10 @@ def process_batch(
     """Process up to ``limit`` due messages (or just message ``only``) in one transaction;
     return how many were taken (0: none was due).
 
-    Whatever goes wrong with one message (its commands, its reply) is rolled back and
-    recorded against that message alone. If the transaction itself cannot commit, its
-    messages are processed again one at a time, and a lone message that still cannot is
-    recorded as failed, so it can never hold up the ones behind it.
+    If anything goes wrong (a bug in a command, a reply that cannot be built, a commit that
+    fails), the batch is rolled back and the messages it took are processed again one at a
+    time; a lone message that still fails is recorded as failed (and retried later, then
+    quarantined), so it can never hold up the ones behind it.
     """
     claimed: list[int] = []
     try:

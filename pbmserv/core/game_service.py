@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import insert, select
 from sqlalchemy.orm import joinedload
 
 from pbmserv.core.context import CommandContext
@@ -190,8 +190,8 @@ def record_event(
 ) -> None:
     """Write one history entry (a move, a resignation, an operator's action), with the
     Message-ID of the mail that caused it."""
-    ctx.session.add(
-        MoveRow(
+    ctx.session.execute(
+        insert(MoveRow.__table__).values(
             game_id=board.row.id,
             ply=board.row.ply,
             seat=seat,

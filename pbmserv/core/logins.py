@@ -28,7 +28,9 @@ def _window(ctx: CommandContext) -> timedelta:
 def _recent(ctx: CommandContext, column, value: str) -> int:  # type: ignore[no-untyped-def]
     since = ctx.now() - _window(ctx)
     query = select(func.count()).select_from(AuthFailure).where(column == value)
-    return ctx.session.scalar(query.where(AuthFailure.failed_at > since)) or 0
+    # A Core query on the session's connection: no autoflush, no ORM overhead (every move
+    # runs this).
+    return ctx.session.connection().scalar(query.where(AuthFailure.failed_at > since)) or 0
 
 
 def check_allowed(ctx: CommandContext, userid: str, user: User | None) -> None:

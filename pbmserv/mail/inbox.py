@@ -147,7 +147,7 @@ def _stored_already(session: Session, keys: Sequence[str], since: datetime | Non
     query = select(InboxMessage.id).where(InboxMessage.dedupe_key.in_(keys)).limit(1)
     if since is not None:
         query = query.where(InboxMessage.received_at > since)
-    return session.scalar(query) is not None
+    return session.connection().scalar(query) is not None
 
 
 def _over_rate_limit(
@@ -196,4 +196,4 @@ def _count_since(session: Session, condition: ColumnElement[bool], since: dateti
         .select_from(InboxMessage)
         .where(condition, InboxMessage.received_at > since)
     )
-    return session.scalar(query) or 0
+    return session.connection().scalar(query) or 0

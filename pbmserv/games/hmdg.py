@@ -476,11 +476,12 @@ def _rebuild(data: Mapping[str, Any]) -> HmdgState:
         elif index != len(turns) - 1:
             raise IllegalMoveError(f"turn {index + 2}: no point was left for either player")
         records.append(record)
-    if double_five(before_last[X_SIDE]) or double_five(before_last[O_SIDE]):
-        raise IllegalMoveError("a side had two lines of five before the last turn")
     made = [False, False]
     for side in (X_SIDE, O_SIDE):
         held = fives(pieces[side])
+        # Two fives at least for a win; the pieces before the last turn are fewer still.
+        if len(held) > 1 and double_five(before_last[side]):
+            raise IllegalMoveError("a side had two lines of five before the last turn")
         if held:  # the side's first five came with the turn that completed one first
             made[side] = True
             first = min(max(placed_at[side][p] for p in points_of(w.mask)) for w in held)

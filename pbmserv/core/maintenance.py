@@ -3,15 +3,20 @@
 The limits come from the settings (per game where the config file sets them). Run by
 `pbmserv admin maintain` and periodically by `serve`; several servers may run it at once on
 PostgreSQL: each board is locked by the one that handles it.
+
+Only boards that are due are read: the query itself tests each game's limits, so a board
+already reminded of its idle spell costs nothing until its forfeit is due. `serve` works
+through them in chunks, one transaction each (see ``mail.processor.maintain``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import ColumnElement, and_, or_, select
 
+from pbmserv.config import IdleLimits, Settings
 from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -25,35 +30,80 @@ from pbmserv.games.base import Outcome
 class MaintenanceReport:
     reminded: list[int] = field(default_factory=list)
     forfeited: list[int] = field(default_factory=list)
+    #: How many due boards the query gave, and the last one's id: where the next chunk starts.
+    examined: int = 0
+    last_id: int | None = None
 
 
-def run_maintenance(ctx: CommandContext) -> MaintenanceReport:
-    """Remind the players of boards idle past their limit; forfeit those idle past the second."""
+def due_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
+    """SQL: the active board is due for a forfeit, or for a reminder it has not had since its
+    last move, under its game's limits (one clause per configured game, one for the rest)."""
+
+    def due(limits: IdleLimits) -> ColumnElement[bool]:
+        forfeit_before = now - timedelta(days=limits.forfeit_after_days)
+        remind_before = now - timedelta(days=limits.remind_after_days)
+        return or_(
+            GameRow.updated_at <= forfeit_before,
+            and_(
+                GameRow.updated_at <= remind_before,
+                or_(GameRow.reminded_at.is_(None), GameRow.reminded_at < GameRow.updated_at),
+            ),
+        )
+
+    configured = sorted(settings.game_limits)
+    default = IdleLimits(settings.remind_after_days, settings.forfeit_after_days)
+    clauses = [and_(GameRow.game == name, due(settings.game_limits[name])) for name in configured]
+    others = GameRow.game.not_in(configured) if configured else None
+    clauses.append(due(default) if others is None else and_(others, due(default)))
+    shortest = min(
+        [
+            default.remind_after_days,
+            *(settings.game_limits[n].remind_after_days for n in configured),
+        ]
+    )
+    # The plain range on updated_at lets ix_games_status_updated narrow the scan first.
+    return and_(
+        GameRow.status == "active",
+        GameRow.updated_at <= now - timedelta(days=shortest),
+        or_(*clauses),
+    )
+
+
+def run_maintenance(
+    ctx: CommandContext, *, after_id: int = 0, limit: int | None = None
+) -> MaintenanceReport:
+    """Remind the players of boards idle past their limit; forfeit those idle past the second.
+
+    Handles the due boards with an id above ``after_id``, in id order, at most ``limit`` of
+    them (all when None), in the caller's transaction.
+    """
     now = ctx.now()
     settings = ctx.settings
-    shortest = min(
-        [settings.remind_after_days, *(g.remind_after_days for g in settings.game_limits.values())]
-    )
-    candidates = ctx.session.scalars(
+    query = (
         select(GameRow)
-        .where(GameRow.status == "active", GameRow.updated_at < now - timedelta(days=shortest))
+        .where(GameRow.id > after_id, due_condition(settings, now))
         .order_by(GameRow.id)
         .with_for_update(skip_locked=True)
     )
+    if limit is not None:
+        query = query.limit(limit)
     report = MaintenanceReport()
-    for row in candidates:
+    for row in ctx.session.scalars(query):
+        report.examined += 1
+        report.last_id = row.id
         game = find_game(row.game)
         if game is None:
             continue
-        board = Board(row=row, game=game, state=game.load(row.state))
         limits = settings.idle_limits(row.game)
         idle_days = (now - _aware(row.updated_at, now)).total_seconds() / 86400
         if idle_days >= limits.forfeit_after_days:
+            board = Board(row=row, game=game, state=game.load(row.state))
             _forfeit(ctx, board, limits.forfeit_after_days)
             report.forfeited.append(row.id)
         elif idle_days >= limits.remind_after_days and (
             row.reminded_at is None or _aware(row.reminded_at, now) < _aware(row.updated_at, now)
         ):
+            board = Board(row=row, game=game, state=game.load(row.state))
             _remind(ctx, board, int(idle_days), limits.forfeit_after_days - idle_days)
             row.reminded_at = now
             report.reminded.append(row.id)

@@ -21,7 +21,7 @@ import random
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 import chess
 import chess.pgn
@@ -1028,18 +1028,18 @@ def _load_seen(seen: object, board: ExtinctionBoard) -> tuple[str, ...]:
         raise StateError("extinction: 'seen' must list the positions since the last capture")
     if seen[-1] != position_key(board):
         raise StateError("extinction: the last position seen is not the current one")
-    material = _material(board)
+    now = _key_facts(seen[-1])  # None just after a pawn's double step (then seen is short)
     for back, key in enumerate(reversed(seen)):
-        try:
-            earlier = ExtinctionBoard(f"{key} 0 1")
-        except ValueError:
-            raise StateError(f"extinction: bad position {key!r} in 'seen'") from None
-        if (
-            position_key(earlier) != key
-            or earlier.turn != (board.turn if back % 2 == 0 else not board.turn)
-            or earlier.pawns != board.pawns
-            or earlier.castling_rights != board.castling_rights
-            or _material(earlier) != material
+        if back == 0:
+            continue
+        facts = None if now is None else _key_facts(key)
+        if now is None or facts is None:  # not plainly in normal form: python-chess judges
+            _check_earlier_board(key, back, board)
+        elif (
+            facts.pawns != now.pawns
+            or facts.material != now.material
+            or facts.castling != now.castling
+            or (facts.turn == now.turn) != (back % 2 == 0)
         ):
             raise StateError(f"extinction: {key!r} cannot come before the current position")
     counts: dict[str, int] = {}
@@ -1048,6 +1048,63 @@ def _load_seen(seen: object, board: ExtinctionBoard) -> tuple[str, ...]:
         if counts[key] >= AUTO_REPETITIONS:
             raise StateError("extinction: a fivefold repetition should have ended the game")
     return tuple(seen)
+
+
+class _KeyFacts(NamedTuple):
+    pawns: str  # the placement with every piece but the pawns (of either side) blanked
+    material: str  # the piece letters, sorted
+    turn: str
+    castling: str
+
+
+_EXPAND_DIGITS: Final = str.maketrans({str(n): "." * n for n in range(1, 9)})
+_ONLY_PAWNS: Final = str.maketrans("NBRQKnbrqkP", "..........p")
+_KEY_RE: Final = re.compile(r"(?:[PNBRQKpnbrqk1-8]+/){7}[PNBRQKpnbrqk1-8]+ [wb] (?:K?Q?k?q?|-) -")
+_ADJACENT_DIGITS: Final = re.compile(r"[1-8]{2}")
+#: Where castling letters need their king and rook, in the expanded placement (rank 8 first,
+#: nine characters a rank with the slash): K e1 h1, Q e1 a1, k e8 h8, q e8 a8.
+_CASTLING_SQUARES: Final = {"K": (67, "K", 70, "R"), "Q": (67, "K", 63, "R")} | {
+    "k": (4, "k", 7, "r"),
+    "q": (4, "k", 0, "r"),
+}
+
+
+def _key_facts(key: str) -> _KeyFacts | None:
+    """What must stay the same between positions of ``seen``, read from a position key with
+    string operations (a python-chess board costs 100 us to build, and ``seen`` may hold 150
+    keys); None unless the key is plainly one python-chess would write: no en passant square,
+    every rank of eight squares, runs of empty squares in one digit, castling rights that the
+    kings and rooks still have."""
+    if not _KEY_RE.fullmatch(key) or _ADJACENT_DIGITS.search(key):
+        return None
+    placement, turn, castling, _ = key.split(" ")
+    expanded = placement.translate(_EXPAND_DIGITS)
+    if len(expanded) != 71:  # eight ranks of eight, seven slashes
+        return None
+    if any(expanded[i] != "/" for i in range(8, 71, 9)):
+        return None
+    for letter in castling.strip("-"):
+        king, king_piece, rook, rook_piece = _CASTLING_SQUARES[letter]
+        if expanded[king] != king_piece or expanded[rook] != rook_piece:
+            return None
+    pieces = expanded.replace(".", "").replace("/", "")
+    return _KeyFacts(expanded.translate(_ONLY_PAWNS), "".join(sorted(pieces)), turn, castling)
+
+
+def _check_earlier_board(key: str, back: int, board: ExtinctionBoard) -> None:
+    """The full check of a position ``back`` moves before ``board``, by python-chess."""
+    try:
+        earlier = ExtinctionBoard(f"{key} 0 1")
+    except ValueError:
+        raise StateError(f"extinction: bad position {key!r} in 'seen'") from None
+    if (
+        position_key(earlier) != key
+        or earlier.turn != (board.turn if back % 2 == 0 else not board.turn)
+        or earlier.pawns != board.pawns
+        or earlier.castling_rights != board.castling_rights
+        or _material(earlier) != _material(board)
+    ):
+        raise StateError(f"extinction: {key!r} cannot come before the current position")
 
 
 def _material(board: chess.Board) -> list[str]:

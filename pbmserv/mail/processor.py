@@ -584,15 +584,35 @@ def process_pending(
     return count
 
 
+#: Due boards handled per maintenance transaction: short locks, bounded memory, and a crash
+#: loses or repeats nothing (a chunk's reminders and their mail commit together).
+MAINTENANCE_CHUNK = 200
+
+
 def maintain(
-    factory: sessionmaker[Session], settings: Settings, clock: Callable[[], datetime] = utcnow
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    *,
+    chunk: int = MAINTENANCE_CHUNK,
 ) -> MaintenanceReport:
-    """Run the idle-board maintenance once and queue the reminders and forfeit mail."""
+    """Run the idle-board maintenance once and queue the reminders and forfeit mail, ``chunk``
+    due boards per transaction."""
     now = clock()
-    with transaction(factory) as session:
-        ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
-        report = run_maintenance(ctx)
-        queue_notifications(session, settings, ctx.notifications, now)
+    report = MaintenanceReport()
+    after_id = 0
+    while True:
+        with transaction(factory) as session:
+            ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+            part = run_maintenance(ctx, after_id=after_id, limit=chunk)
+            queue_notifications(session, settings, ctx.notifications, now)
+        report.reminded += part.reminded
+        report.forfeited += part.forfeited
+        report.examined += part.examined
+        report.last_id = part.last_id or report.last_id
+        if part.examined < chunk or part.last_id is None:
+            break
+        after_id = part.last_id
     if report.reminded or report.forfeited:
         fields = {"reminded": report.reminded, "forfeited": report.forfeited}
         log.info("maintenance", extra={"fields": fields})

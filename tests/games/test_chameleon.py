@@ -23,6 +23,7 @@ from pbmserv.games.base import (
     StateError,
 )
 from pbmserv.games.chameleon import GAME, SWAP, ChameleonState, Place
+from pbmserv.games.testing import random_playout
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 RNG = random.Random(0)  # Chameleon draws nothing; any generator will do
@@ -634,3 +635,17 @@ def test_help_file_renders_and_its_example_board_is_what_the_server_draws() -> N
     assert drawn in text
     for diagram in (SEED_HORZ_WINS, SEED_VERT_WINS, SEED_LAST_MOVER_WINS):
         assert cells_of(diagram)[3] in text
+
+
+def test_load_late_in_long_games_rebuilds_a_union_find_that_plays_on_alike() -> None:
+    """Every position of random 11x11 games survives dump and load, and the next move played
+    on the loaded state gives what it gave on the played one (the rebuilt union-find)."""
+    for seed in range(4):
+        playout = random_playout(GAME, {"size": 11}, seed)
+        assert len(playout.steps) > 40
+        for step in playout.steps:
+            data = json.loads(json.dumps(GAME.dump(step.before)))
+            loaded = GAME.load(data)
+            assert loaded == step.before and GAME.dump(loaded) == data
+            after = GAME.apply(loaded, step.move, RNG)
+            assert after == step.after and GAME.outcome(after) == GAME.outcome(step.after)

@@ -40,7 +40,9 @@ from pbmserv.games.extinction import (
     GAME,
     ExtinctionBoard,
     ExtinctionState,
+    _load_seen,
     position,
+    position_key,
 )
 from pbmserv.games.testing import random_playout, replay
 
@@ -830,3 +832,79 @@ def test_pgn_results() -> None:
         assert f'[Result "{result}"]' in record and record.rstrip().endswith(result)
     with pytest.raises(ValueError):
         GAME.export("sgf", new(), [], None, {})
+
+
+# --- loading cost (issue 16) -------------------------------------------------------------------
+
+
+def reference_seen_check(seen: list[str], board: ExtinctionBoard) -> bool:
+    """Whether every earlier key of ``seen`` passes the check load made before issue 16, with
+    a python-chess board built for each."""
+    material = sorted(p.symbol() for p in board.piece_map().values())
+    for back, key in enumerate(reversed(seen)):
+        try:
+            earlier = ExtinctionBoard(f"{key} 0 1")
+        except ValueError:
+            return False
+        if (
+            position_key(earlier) != key
+            or earlier.turn != (board.turn if back % 2 == 0 else not board.turn)
+            or earlier.pawns != board.pawns
+            or earlier.castling_rights != board.castling_rights
+            or sorted(p.symbol() for p in earlier.piece_map().values()) != material
+        ):
+            return False
+    return True
+
+
+def mutated_key(key: str, rng: random.Random) -> str:
+    """A position key with one character changed, added or removed, or two pieces (a king or
+    a rook among them, for the castling rights) swapped."""
+    index = rng.randrange(len(key))
+    char = rng.choice("PNBRQKpnbrqk12345678/ -wbKQkqe3e6")
+    chars = list(key)
+    royal = [i for i, c in enumerate(chars) if c in "KkRr" and i < key.index(" ")]
+    other = [i for i, c in enumerate(chars) if c.isalpha() and i < key.index(" ")]
+    a, b = rng.choice(royal or other), rng.choice(other)
+    chars[a], chars[b] = chars[b], chars[a]
+    return rng.choice(
+        [key[:index] + char + key[index + 1 :], key[:index] + char + key[index:]]
+        + [key[:index] + key[index + 1 :], "".join(chars), "".join(chars)]
+    )
+
+
+def test_the_seen_positions_are_checked_as_python_chess_would() -> None:
+    """load reads the positions in 'seen' with string operations, not a board each: it must
+    accept and refuse exactly what the full check by python-chess does."""
+    rng = random.Random(16)
+    agreed = {True: 0, False: 0}
+    for seed in range(6):
+        for state in random_playout(GAME, {}, seed, require_end=False).states[::3]:
+            data = json.loads(json.dumps(GAME.dump(state)))
+            seen = data["seen"]
+            variants = [seen] + [
+                [*seen[:i], mutated_key(seen[i], rng), *seen[i + 1 :]]
+                for i in (rng.randrange(len(seen)) for _ in range(4))
+                if i < len(seen) - 1
+            ]
+            for candidate in variants:
+                expected = reference_seen_check(candidate, state.board())
+                try:
+                    _load_seen(candidate, state.board())
+                    loaded = True
+                except StateError as error:
+                    loaded = "fivefold" in str(error) and expected
+                assert loaded == expected, candidate
+                agreed[expected] += 1
+    assert agreed[True] > 100 and agreed[False] > 100
+
+
+def test_load_reads_a_long_quiet_stretch_stored_before_issue_16() -> None:
+    """A late position with many positions since the last capture, as version 1 stored it."""
+    longest = max(
+        (s for seed in range(6) for s in random_playout(GAME, {}, seed).states),
+        key=lambda s: len(s.seen),
+    )
+    stored = json.loads(json.dumps(GAME.dump(longest)))
+    assert stored["version"] == 1 and len(stored["seen"]) >= 10
+    assert GAME.load(stored) == longest and GAME.dump(GAME.load(stored)) == stored

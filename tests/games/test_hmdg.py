@@ -822,6 +822,141 @@ def test_load_rejects_missing_keys() -> None:
             GAME.load({k: v for k, v in GOOD.items() if k != key})
 
 
+def replayed(data: dict) -> HmdgState:
+    """The state of well-formed stored data replayed move by move through ``apply`` and
+    checked by dumping it again: what load did before issue 16, the reference for load."""
+    moves: list = []
+    if data["opening"] is not None:
+        moves.append(Opening(pt(data["opening"])))
+    if data["x_seat"] is not None:
+        moves.append(Choice(X_SIDE if data["x_seat"] == 1 else O_SIDE))
+    for record in data["turns"]:
+        moves.append(Announce(pt(record["point"]), record["line"]))
+        moves.append(Reveal(tuple(pt(p) for p in record["revealed"])))
+    if data["pending"] is not None:
+        moves.append(Announce(pt(data["pending"]["point"]), data["pending"]["line"]))
+    state = GAME.new_game({}, RNG)
+    for move in moves:
+        try:
+            state = GAME.apply(state, move, RNG)
+        except MoveError:
+            raise StateError("illegal") from None
+    if GAME.dump(state) != data:
+        raise StateError("different")
+    return state
+
+
+def corrupted(data: dict, rng: random.Random) -> dict:
+    """``data`` with one well-formed change: a turn's point, line, side or answer, a turn
+    left out or repeated, a piece more or less, another result or pending announcement."""
+    data = json.loads(json.dumps(data))
+    names = [point_name(p) for p in range(81)]
+    turns = data["turns"]
+    kind = rng.randrange(9)
+    if turns and kind < 5:
+        record = rng.choice(turns)
+        if kind == 0:
+            record["point"] = rng.choice(names)
+        elif kind == 1:
+            record["line"] = "row" if record["line"] == "col" else "col"
+        elif kind == 2:
+            record["side"] = "X" if record["side"] == "O" else "O"
+        elif kind == 3:
+            chosen = rng.sample(range(81), rng.randrange(3))
+            record["revealed"] = [point_name(p) for p in sorted(chosen)]
+        else:
+            index = rng.randrange(len(turns))
+            if rng.random() < 0.5:
+                del turns[index]
+            else:
+                turns.insert(index, dict(turns[index]))
+    elif kind == 5:
+        side = rng.choice("XO")
+        point = rng.choice(names)
+        pieces = data["pieces"][side]
+        data["pieces"][side] = (
+            [p for p in pieces if p != point]
+            if point in pieces
+            else sorted([*pieces, point], key=pt)
+        )
+    elif kind == 6:
+        data["result"] = rng.choice(
+            [None, {"winners": [0], "reason": "made up"}, {"winners": [], "reason": "?"}]
+        )
+    elif kind == 7:
+        data["pending"] = rng.choice(
+            [None, {"point": rng.choice(names), "line": rng.choice(["row", "col"])}]
+        )
+    elif turns:
+        last = turns[-1]
+        last["revealed"] = [] if last["revealed"] else last["revealed"]
+        data["ply"] = data["ply"] + rng.choice([-1, 1])
+    return data
+
+
+def long_games() -> list[HmdgState]:
+    """Every position of a few random games, the longest with 80 turns and more."""
+    states = [s for seed in range(4) for s in random_playout(GAME, {}, seed).states]
+    assert max(len(s.turns) for s in states) >= 80
+    return states
+
+
+def test_load_round_trips_every_position_of_long_games() -> None:
+    for state in long_games():
+        data = json.loads(json.dumps(GAME.dump(state)))
+        loaded = GAME.load(data)
+        assert loaded == state and GAME.dump(loaded) == data
+        assert loaded.turns == state.turns  # the five and pass flags too
+
+
+def test_load_agrees_with_a_replay_of_the_moves() -> None:
+    """On real positions, positions with secrets moved (vary_hidden) and corrupted data,
+    load accepts exactly what a replay through apply accepts, and builds the same state."""
+    rng = random.Random(16)
+    states = long_games()
+    accepted = rejected = 0
+    for state in rng.sample(states, 120):
+        good = GAME.dump(state)
+        varied = GAME.dump(GAME.vary_hidden(state, rng.choice([ALICE, BOB, PUBLIC]), rng))
+        for data in [good, varied] + [corrupted(good, rng) for _ in range(6)]:
+            try:
+                expected = replayed(data)
+            except StateError:
+                with pytest.raises(StateError):
+                    GAME.load(data)
+                rejected += 1
+            else:
+                assert GAME.load(data) == expected
+                assert GAME.load(data).turns == expected.turns
+                accepted += 1
+    assert accepted > 240 and rejected > 500
+
+
+def test_load_rejects_play_after_a_win_or_a_draw() -> None:
+    """Data that goes on after the game ended (made by resuming a finished state) is refused,
+    however well its other fields fit the moves."""
+    ended = [s for s in long_games() if s.result is not None]
+    assert any(s.result.winners for s in ended)
+    for state in ended:
+        side = 1 - state.turns[-1].side
+        resumed = replace(state, result=None, mover=side)
+        free = points_of(resumed.free(side))
+        if not free:
+            continue
+        later = GAME.apply(resumed, Announce(free[0], "row"), RNG)
+        later = GAME.apply(later, Reveal(()), RNG)
+        with pytest.raises(StateError):
+            GAME.load(json.loads(json.dumps(GAME.dump(later))))
+
+
+def test_load_reads_states_stored_before_issue_16() -> None:
+    """A late position as version 1 stored it (format unchanged): it loads, and dumps back."""
+    stored = json.loads(json.dumps(GAME.dump(max(long_games(), key=lambda s: len(s.turns)))))
+    assert stored["version"] == 1 and len(stored["turns"]) >= 80
+    assert GAME.dump(GAME.load(stored)) == stored
+    assert GAME.load(stored) == replayed(stored)
+
+
 def test_apply_leaves_the_old_state_alone() -> None:
     state = small_game()
     saved = GAME.dump(state)

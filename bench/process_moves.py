@@ -1,6 +1,6 @@
 """Processing cost per move, in process, without SMTP: the inbox already holds the moves.
 
-Run ``python bench/process_moves.py`` (``--db URL`` for PostgreSQL, ``--profile`` to print the
+Run ``python bench/process_moves.py`` (``--pg URL`` for PostgreSQL, ``--profile`` to print the
 top of a cProfile). It signs players up and opens boards through the processor itself, stores
 ``--rounds`` rounds of one legal Chameleon move per board, then times ``process_pending`` over
 them: wall and CPU ms per move, SQL statements and transactions per move. Use it to see what a
@@ -14,7 +14,6 @@ import cProfile
 import pstats
 import random
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -22,11 +21,18 @@ from sqlalchemy import event, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _load import GAME, BenchGame, mail_bytes, make_players, pairings  # noqa: E402
+from _load import (  # noqa: E402
+    GAME,
+    BenchGame,
+    database,
+    mail_bytes,
+    make_players,
+    pairings,
+    work_directory,
+)
 
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
-from pbmserv.db.migrate import upgrade  # noqa: E402
 from pbmserv.db.models import GameRow, Seat, User  # noqa: E402
 from pbmserv.mail.inbox import store_message  # noqa: E402
 from pbmserv.mail.processor import BATCH, process_batch, process_pending  # noqa: E402
@@ -34,7 +40,9 @@ from pbmserv.mail.processor import BATCH, process_batch, process_pending  # noqa
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--db", help="database URL (default: a fresh SQLite file)")
+    parser.add_argument(
+        "--pg", help="a PostgreSQL URL: run in a private schema there (default: SQLite file)"
+    )
     parser.add_argument("--boards", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5, help="moves per board")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
@@ -42,26 +50,14 @@ def main() -> None:
         "--batch", type=int, default=BATCH, help=f"messages a transaction (default {BATCH})"
     )
     args = parser.parse_args()
-    workdir = Path(tempfile.mkdtemp(prefix="pbmprocess-"))
-    url = args.db or f"sqlite:///{workdir / 'bench.db'}"
+    with work_directory("pbmprocess-") as workdir:
+        kind = "postgres" if args.pg else "sqlite"
+        with database(kind, args.pg or "", workdir, "process") as url:
+            measure(args, url, workdir)
+
+
+def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
     engine = make_engine(url)
-    upgrade(engine)
-    if engine.dialect.name == "postgresql":
-        with engine.begin() as conn:
-            for table in (
-                "outbox",
-                "auth_failures",
-                "inbox",
-                "moves",
-                "observers",
-                "seats",
-                "entries",
-                "matches",
-                "games",
-                "tournaments",
-                "users",
-            ):
-                conn.execute(text(f"DELETE FROM {table}"))
     factory = session_factory(engine)
     settings = Settings(
         db_url=url,

@@ -32,7 +32,17 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosmtplib
-from sqlalchemy import Engine, Update, bindparam, literal_column, or_, select, update
+from sqlalchemy import (
+    Delete,
+    Engine,
+    Update,
+    bindparam,
+    delete,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
@@ -130,7 +140,7 @@ SEND_SHARE = 0.5
 RENEW_SHARE = 0.25
 
 
-def _claim_statement(batch: int) -> Update:
+def claim_statement(batch: int) -> Update:
     due = (
         select(_outbox.c.id)
         .where(
@@ -220,7 +230,7 @@ class Lease:
         self.renewed_at = time.monotonic()
         with self.engine.begin() as conn:
             found = conn.execute(
-                _claim_statement(batch),
+                claim_statement(batch),
                 {"now": now, "until": now + self.length, "owner": self.owner},
             ).all()
         items = sorted((Claimed(*row) for row in found), key=lambda item: item.id)
@@ -561,3 +571,51 @@ async def deliver_all_due(
     finally:
         if relay is not None:
             await relay.close()
+
+
+# --- retention -----------------------------------------------------------------------------------
+
+PURGE_CHUNK = 2000
+PURGE_PAUSE_SECONDS = 0.05
+
+
+def purge_statement(cutoff: datetime, chunk: int) -> Delete:
+    old = (
+        select(_outbox.c.id)
+        .where(_outbox.c.status == literal_column("'sent'"), _outbox.c.created_at < cutoff)
+        .limit(chunk)
+        .with_for_update(skip_locked=True)  # another server purging at once: no waiting
+    )
+    return delete(_outbox).where(_outbox.c.id.in_(old.scalar_subquery()))
+
+
+def purge_sent(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    chunk: int = PURGE_CHUNK,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
+    """Delete the mail sent more than ``sent_retention_days`` ago (by its queueing time, as
+    `pbmserv admin outbox purge`); return how many rows. Nothing with 0 days.
+
+    ``chunk`` rows per transaction, with a pause between, so that the purge never holds the
+    database (SQLite: its only write lock) for long, however much there is to delete.
+    """
+    if settings.sent_retention_days <= 0:
+        return 0
+    cutoff = clock() - timedelta(days=settings.sent_retention_days)
+    engine = _engine_of(factory)
+    purged = 0
+    while not stopping():
+        with engine.begin() as conn:
+            deleted = conn.execute(purge_statement(cutoff, chunk)).rowcount
+        purged += deleted
+        if deleted < chunk:
+            break
+        time.sleep(PURGE_PAUSE_SECONDS)  # let the waiting writers in
+    if purged:
+        log.info(
+            "purged %s sent message(s) older than %s days", purged, settings.sent_retention_days
+        )
+    return purged

@@ -47,6 +47,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
+from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage
 
 log = logging.getLogger("pbmserv.delivery")
@@ -228,7 +229,7 @@ class Lease:
         """Lease up to ``batch`` due rows no other run holds, in one statement."""
         now = self.clock()
         self.renewed_at = time.monotonic()
-        with self.engine.begin() as conn:
+        with core_transaction(self.engine) as conn:
             found = conn.execute(
                 claim_statement(batch),
                 {"now": now, "until": now + self.length, "owner": self.owner},
@@ -249,7 +250,7 @@ class Lease:
         ids = [item.id for item in unsent if item.id in self.held]
         started = time.monotonic()
         if ids:
-            with self.engine.begin() as conn:
+            with core_transaction(self.engine) as conn:
                 renewed = conn.execute(
                     _RENEW,
                     {"row_ids": ids, "owner": self.owner, "until": self.clock() + self.length},
@@ -274,7 +275,7 @@ class Lease:
             statement, values["error"] = _MARK_DEFERRED, outcome.error[:2000]
             # The attempts counted at the claim: nobody else writes the row while it is ours.
             values["retry_at"] = now + self._backoff(item.attempts + 1)
-        with self.engine.begin() as conn:
+        with core_transaction(self.engine) as conn:
             return conn.execute(statement, values).rowcount == 1
 
     def _backoff(self, attempts: int) -> timedelta:
@@ -608,7 +609,7 @@ def purge_sent(
     engine = _engine_of(factory)
     purged = 0
     while not stopping():
-        with engine.begin() as conn:
+        with core_transaction(engine) as conn:
             deleted = conn.execute(purge_statement(cutoff, chunk)).rowcount
         purged += deleted
         if deleted < chunk:

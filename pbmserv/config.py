@@ -64,6 +64,8 @@ class Settings:
     forfeit_after_days: float = 28.0
     # How often `serve` runs the maintenance (reminders, forfeits); 0 turns it off.
     maintenance_interval_seconds: float = 3600.0
+    # `serve` deletes sent mail queued more than this many days ago, once an hour; 0 keeps it.
+    sent_retention_days: float = 30.0
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Per-game idle limits that replace the two above: game name -> limits.
@@ -116,6 +118,7 @@ ENV_NAMES = {
     "remind_after_days": "PBMSERV_REMIND_AFTER_DAYS",
     "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
+    "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "log_format": "PBMSERV_LOG_FORMAT",
 }
 CONFIG_ENV = "PBMSERV_CONFIG"
@@ -201,6 +204,8 @@ def load_settings(
     settings = replace(Settings(), **values)
     if settings.forfeit_after_days <= settings.remind_after_days:
         raise ConfigError("forfeit_after_days must exceed remind_after_days")
+    if settings.sent_retention_days < 0:
+        raise ConfigError("sent_retention_days must be 0 (keep sent mail) or more")
     if settings.dedupe_window_seconds <= 0:
         raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):

@@ -50,6 +50,7 @@ def test_per_game_limits_inherit_the_general_ones(tmp_path: Path) -> None:
         ("remind_after_days = 9\nforfeit_after_days = 4\n", "must exceed"),
         ("[games.owlman]\nremind = 2\n", "unknown key 'remind'"),
         ("address = \n", "not valid TOML"),
+        ("sent_retention_days = -1\n", "sent_retention_days must be 0"),
     ],
 )
 def test_config_file_mistakes_are_explained(tmp_path: Path, text: str, problem: str) -> None:
@@ -60,3 +61,9 @@ def test_config_file_mistakes_are_explained(tmp_path: Path, text: str, problem: 
 def test_missing_file_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read the config file"):
         load_settings(environ={"PBMSERV_CONFIG": str(tmp_path / "none.toml")})
+
+
+def test_sent_mail_is_kept_30_days_unless_told_otherwise() -> None:
+    assert load_settings(environ={}).sent_retention_days == 30.0
+    settings = load_settings(environ={"PBMSERV_SENT_RETENTION_DAYS": "0"})
+    assert settings.sent_retention_days == 0.0  # kept forever

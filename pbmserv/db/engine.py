@@ -7,7 +7,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 
-from sqlalchemy import Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -70,3 +70,12 @@ def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     lock = _write_lock(factory.kw["bind"])
     with lock if lock is not None else nullcontext(), factory() as session, session.begin():
         yield session
+
+
+@contextmanager
+def core_transaction(engine: Engine) -> Iterator[Connection]:
+    """One transaction of plain (Core) statements, queued on the same write lock as
+    :func:`transaction`: for hot bookkeeping that needs no ORM session."""
+    lock = _write_lock(engine)
+    with lock if lock is not None else nullcontext(), engine.begin() as connection:
+        yield connection

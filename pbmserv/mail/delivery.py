@@ -6,10 +6,16 @@ relay cannot take or any other error fails that one message (for now or for good
 rest of its batch.
 
 Several servers may deliver from one database. A run claims a batch under a lease with its own
-token (``lease_owner``); before sending each message it renews that message's lease, and right
-after the relay accepts it, marks it sent, each only while it still holds the lease. So a
-message is sent twice only when a process dies (or stalls past the lease) in the middle of
-sending it, and a crash between messages resends none of those already accepted.
+token (``lease_owner``), skipping the rows another run has locked (FOR UPDATE SKIP LOCKED on
+PostgreSQL). Before sending a message it makes sure its lease still has more time left than a
+send may take (renewing the lease of all its unsent messages in one statement once a quarter of
+it has gone by), and right after the relay accepts the message, marks it sent, each only while
+it still holds the lease. So a message is sent twice only when a process dies (or stalls past
+the lease) in the middle of sending it, and a crash between messages resends none of those
+already accepted.
+
+The bookkeeping is a few SQLAlchemy Core statements (a claim per batch, one UPDATE per message,
+a renewal now and then), and a delivery worker keeps its relay connection across batches.
 """
 
 from __future__ import annotations
@@ -19,18 +25,29 @@ import hashlib
 import logging
 import os
 import secrets
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosmtplib
-from sqlalchemy import or_, select, update
+from sqlalchemy import (
+    Delete,
+    Engine,
+    Update,
+    bindparam,
+    delete,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
-from pbmserv.db.engine import transaction
+from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage
 
 log = logging.getLogger("pbmserv.delivery")
@@ -52,6 +69,7 @@ class Claimed:
     message_id: str
     raw: bytes
     created_at: datetime
+    attempts: int  # before this run's attempt
 
 
 @dataclass(frozen=True)
@@ -112,75 +130,153 @@ class DeliveryReport:
 
 # --- the lease: which run may send and mark a row ------------------------------------------------
 
+_outbox = OutboxMessage.__table__
+# Literally in the SQL, so that the planners can use the partial index on pending mail.
+_PENDING = literal_column("'pending'")
+
+# A send must end well inside the lease, or another server could take the message over and send
+# it too: a send may last half the lease, and the lease is renewed before a send once a quarter
+# of it has gone by, so a send always ends with a quarter of the lease to spare.
+SEND_SHARE = 0.5
+RENEW_SHARE = 0.25
+
+
+def claim_statement(batch: int) -> Update:
+    due = (
+        select(_outbox.c.id)
+        .where(
+            _outbox.c.status == _PENDING,
+            _outbox.c.next_attempt_at <= bindparam("now"),
+            or_(_outbox.c.lease_until.is_(None), _outbox.c.lease_until < bindparam("now")),
+        )
+        .order_by(_outbox.c.next_attempt_at, _outbox.c.id)
+        .limit(batch)
+        .with_for_update(skip_locked=True)  # servers sharing PostgreSQL claim disjoint rows
+    )
+    return (
+        update(_outbox)
+        .where(_outbox.c.id.in_(due.scalar_subquery()))
+        .values(lease_until=bindparam("until"), lease_owner=bindparam("owner"))
+        .returning(
+            _outbox.c.id,
+            _outbox.c.recipient,
+            _outbox.c.message_id,
+            _outbox.c.raw,
+            _outbox.c.created_at,
+            _outbox.c.attempts,
+        )
+    )
+
+
+# Every write after the claim names the row and the lease owner: only the holder may mark it.
+_ours = (_outbox.c.id == bindparam("row_id"), _outbox.c.lease_owner == bindparam("owner"))
+_released = {"lease_until": None, "lease_owner": None, "attempts": _outbox.c.attempts + 1}
+_MARK_SENT = (
+    update(_outbox)
+    .where(*_ours)
+    .values(status="sent", sent_at=bindparam("now"), last_error=None, **_released)
+)
+_MARK_FAILED = (
+    update(_outbox)
+    .where(*_ours)
+    .values(status="failed", last_error=bindparam("error"), **_released)
+)
+_MARK_DEFERRED = (
+    update(_outbox)
+    .where(*_ours)
+    .values(last_error=bindparam("error"), next_attempt_at=bindparam("retry_at"), **_released)
+)
+_RENEW = (
+    update(_outbox)
+    .where(
+        _outbox.c.id.in_(bindparam("row_ids", expanding=True)),
+        _outbox.c.lease_owner == bindparam("owner"),
+        _outbox.c.status == _PENDING,
+    )
+    .values(lease_until=bindparam("until"))
+    .returning(_outbox.c.id)
+)
+
+
+def _engine_of(factory: sessionmaker[Session]) -> Engine:
+    """The engine behind ``factory``: the bookkeeping runs plain statements, no ORM session."""
+    bind = factory.kw.get("bind")
+    if not isinstance(bind, Engine):
+        raise TypeError("the session factory must be bound to an engine")
+    return bind
+
 
 class Lease:
-    """One delivery run's hold on the outbox rows it claimed; every write checks the owner."""
+    """One delivery run's hold on the outbox rows it claimed; every write checks the owner.
+
+    Each method is one short transaction of one statement (SQLAlchemy Core, no ORM objects):
+    this bookkeeping runs for every message sent.
+    """
 
     def __init__(
         self, factory: sessionmaker[Session], settings: Settings, clock: Callable[[], datetime]
     ) -> None:
-        self.factory = factory
+        self.engine = _engine_of(factory)
         self.settings = settings
         self.clock = clock
         self.owner = secrets.token_hex(16)
         self.length = timedelta(seconds=settings.delivery_lease_seconds)
+        # Measured on the monotonic clock: the age of a lease is real time gone by.
+        self.renewed_at = time.monotonic()
+        self.held: set[int] = set()
 
     def claim(self, batch: int) -> list[Claimed]:
-        """Lease up to ``batch`` due rows no other run holds."""
+        """Lease up to ``batch`` due rows no other run holds, in one statement."""
         now = self.clock()
-        with transaction(self.factory) as session:
-            rows = session.scalars(
-                select(OutboxMessage)
-                .where(
-                    OutboxMessage.status == "pending",
-                    OutboxMessage.next_attempt_at <= now,
-                    or_(OutboxMessage.lease_until.is_(None), OutboxMessage.lease_until < now),
-                )
-                .order_by(OutboxMessage.id)
-                .limit(batch)
-                .with_for_update(skip_locked=True)
+        self.renewed_at = time.monotonic()
+        with core_transaction(self.engine) as conn:
+            found = conn.execute(
+                claim_statement(batch),
+                {"now": now, "until": now + self.length, "owner": self.owner},
             ).all()
-            for row in rows:
-                row.lease_until, row.lease_owner = now + self.length, self.owner
-            return [Claimed(r.id, r.recipient, r.message_id, r.raw, r.created_at) for r in rows]
+        items = sorted((Claimed(*row) for row in found), key=lambda item: item.id)
+        self.held = {item.id for item in items}
+        return items
 
-    def renew(self, item: Claimed) -> bool:
-        """Extend the lease just before sending; False if another run has taken the row."""
-        with transaction(self.factory) as session:
-            renewed = session.execute(
-                update(OutboxMessage)
-                .where(
-                    OutboxMessage.id == item.id,
-                    OutboxMessage.lease_owner == self.owner,
-                    OutboxMessage.status == "pending",
-                )
-                .values(lease_until=self.clock() + self.length)
-                .execution_options(synchronize_session=False)
-            )
-            return renewed.rowcount == 1
+    @property
+    def getting_old(self) -> bool:
+        """A quarter of the lease has gone by since the claim or the last renewal."""
+        age = time.monotonic() - self.renewed_at
+        return age > self.settings.delivery_lease_seconds * RENEW_SHARE
+
+    def renew(self, unsent: Iterable[Claimed]) -> None:
+        """Extend the lease of all the run's rows still to send, in one statement; the rows
+        another run has taken over meanwhile (after a stall) are no longer held."""
+        ids = [item.id for item in unsent if item.id in self.held]
+        started = time.monotonic()
+        if ids:
+            with core_transaction(self.engine) as conn:
+                renewed = conn.execute(
+                    _RENEW,
+                    {"row_ids": ids, "owner": self.owner, "until": self.clock() + self.length},
+                ).scalars()
+                self.held = set(renewed)
+        self.renewed_at = started
+
+    def holds(self, item: Claimed) -> bool:
+        """Whether ``item`` is still ours to send (as of the claim or the last renewal)."""
+        return item.id in self.held
 
     def finish(self, item: Claimed, outcome: Outcome) -> bool:
         """Record an attempt in its own transaction, if the row is still ours."""
+        self.held.discard(item.id)
         now = self.clock()
-        with transaction(self.factory) as session:
-            row = session.scalars(
-                select(OutboxMessage)
-                .where(OutboxMessage.id == item.id, OutboxMessage.lease_owner == self.owner)
-                .with_for_update()
-            ).one_or_none()
-            if row is None:
-                return False
-            row.lease_until, row.lease_owner = None, None
-            row.attempts += 1
-            if outcome.error is None:
-                row.status, row.sent_at, row.last_error = "sent", now, None
-                return True
-            row.last_error = outcome.error[:2000]
-            if outcome.permanent:
-                row.status = "failed"
-            else:
-                row.next_attempt_at = now + self._backoff(row.attempts)
-            return True
+        values: dict[str, object] = {"row_id": item.id, "owner": self.owner}
+        if outcome.error is None:
+            statement, values["now"] = _MARK_SENT, now
+        elif outcome.permanent:
+            statement, values["error"] = _MARK_FAILED, outcome.error[:2000]
+        else:
+            statement, values["error"] = _MARK_DEFERRED, outcome.error[:2000]
+            # The attempts counted at the claim: nobody else writes the row while it is ours.
+            values["retry_at"] = now + self._backoff(item.attempts + 1)
+        with core_transaction(self.engine) as conn:
+            return conn.execute(statement, values).rowcount == 1
 
     def _backoff(self, attempts: int) -> timedelta:
         base, ceiling = self.settings.retry_base_seconds, self.settings.retry_max_seconds
@@ -236,15 +332,31 @@ class RelayUnreachable(Exception):
 
 
 class RelayConnection:
-    """One SMTP connection for a batch, opened on first use and again after it broke."""
+    """An SMTP connection to the relay, opened on first use and again after it broke.
+
+    A delivery worker keeps it open across batches while there is work (connecting, EHLO and
+    QUIT cost more than sending a small message); it is replaced after ``MAX_MESSAGES`` or
+    ``MAX_SECONDS``, and a connection unused for a while is checked with NOOP before a message
+    is trusted to it.
+    """
+
+    MAX_MESSAGES = 1000
+    MAX_SECONDS = 300.0
+    CHECK_AFTER_SECONDS = 2.0
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self.client: aiosmtplib.SMTP | None = None
+        self.opened_at = self.used_at = 0.0
+        self.messages = 0
 
     async def open(self) -> aiosmtplib.SMTP:
         if self.client is not None and self.client.is_connected:
-            return self.client
+            now = time.monotonic()
+            if self.messages >= self.MAX_MESSAGES or now - self.opened_at > self.MAX_SECONDS:
+                await self.close()  # a long-lived conversation is retired, politely
+            elif now - self.used_at <= self.CHECK_AFTER_SECONDS or await self._alive(self.client):
+                return self.client
         self.drop()
         host, port = self.settings.relay_host_port  # type: ignore[misc]
         client = aiosmtplib.SMTP(
@@ -262,10 +374,26 @@ class RelayConnection:
             client.close()
             raise RelayUnreachable(_describe(error)) from error
         self.client = client
+        self.opened_at = self.used_at = time.monotonic()
+        self.messages = 0
         return client
 
+    async def _alive(self, client: aiosmtplib.SMTP) -> bool:
+        """Whether an idle connection still answers: the relay may have hung up meanwhile, and
+        a message sent into a dead connection would wait for a retry."""
+        try:
+            await client.noop(timeout=QUIT_TIMEOUT_SECONDS)
+        except Exception:
+            return False
+        self.used_at = time.monotonic()
+        return True
+
+    def idle_for(self) -> float:
+        """Seconds since the connection last carried a message (0 when there is none)."""
+        return 0.0 if self.client is None else time.monotonic() - self.used_at
+
     async def close(self) -> None:
-        """Say goodbye at the end of a batch; a relay that does not answer is just dropped."""
+        """Say goodbye when the work is done; a relay that does not answer is just dropped."""
         client, self.client = self.client, None
         if client is None or not client.is_connected:
             return
@@ -282,6 +410,13 @@ class RelayConnection:
 
     async def send(self, item: Claimed) -> Outcome:
         client = await self.open()
+        self.messages += 1
+        try:
+            return await self._send(client, item)
+        finally:
+            self.used_at = time.monotonic()
+
+    async def _send(self, client: aiosmtplib.SMTP, item: Claimed) -> Outcome:
         sender = self.settings.address
         needs_utf8 = not (sender.isascii() and item.recipient.isascii())
         if needs_utf8 and not client.supports_extension("smtputf8"):
@@ -292,9 +427,9 @@ class RelayConnection:
                 permanent=True,
             )
         options = ["SMTPUTF8"] if needs_utf8 else []
-        # A send must end well inside its lease, or another server could take it over and
-        # send the message too; a stalled relay becomes a timeout, retried later.
-        deadline = self.settings.delivery_lease_seconds * 0.8
+        # A send must end well inside its lease (see SEND_SHARE); a stalled relay becomes a
+        # timeout, retried later.
+        deadline = self.settings.delivery_lease_seconds * SEND_SHARE
         try:
             await asyncio.wait_for(
                 client.sendmail(sender, [item.recipient], item.raw, mail_options=options),
@@ -341,11 +476,14 @@ async def _settle(lease: Lease, item: Claimed, outcome: Outcome) -> Outcome | No
 
 
 async def _deliver_one(
-    lease: Lease, relay: RelayConnection | None, item: Claimed
+    lease: Lease, relay: RelayConnection | None, items: list[Claimed], index: int
 ) -> Outcome | None:
+    item = items[index]
     if relay is not None:
-        await relay.open()  # connecting may take long: do it before the lease clock restarts
-    if not await asyncio.to_thread(lease.renew, item):
+        await relay.open()  # connecting may take long: do it before looking at the lease
+    if lease.getting_old:  # else no statement at all: a young lease is still ours
+        await asyncio.to_thread(lease.renew, items[index:])
+    if not lease.holds(item):
         return None  # another run has it now
     if relay is None:
         outcome = await asyncio.to_thread(_spool_one, lease.settings.spool, item)
@@ -360,7 +498,7 @@ async def _deliver_items(
     report = DeliveryReport(claimed=len(items))
     for index, item in enumerate(items):
         try:
-            outcome = await _deliver_one(lease, relay, item)
+            outcome = await _deliver_one(lease, relay, items, index)
         except RelayUnreachable as error:
             await _defer_all(lease, items[index:], Outcome(str(error)), report)
             break
@@ -384,19 +522,23 @@ async def deliver_batch(
     settings: Settings,
     clock: Callable[[], datetime] = utcnow,
     batch: int = BATCH,
+    relay: RelayConnection | None = None,
 ) -> DeliveryReport:
-    """Claim up to ``batch`` due messages and send them, over one relay connection."""
+    """Claim up to ``batch`` due messages and send them over one relay connection: ``relay``,
+    left open for the next batch, or else one opened and closed for this batch."""
     lease = Lease(factory, settings, clock)
     items = await asyncio.to_thread(lease.claim, batch)
     if not items:
         return DeliveryReport()
     if not settings.relay_host_port:
         return await _deliver_items(lease, None, items)
-    relay = RelayConnection(settings)
-    try:
+    if relay is not None:
         return await _deliver_items(lease, relay, items)
+    own = RelayConnection(settings)
+    try:
+        return await _deliver_items(lease, own, items)
     finally:
-        await relay.close()
+        await own.close()
 
 
 async def deliver_due(
@@ -404,9 +546,10 @@ async def deliver_due(
     settings: Settings,
     clock: Callable[[], datetime] = utcnow,
     batch: int = BATCH,
+    relay: RelayConnection | None = None,
 ) -> int:
     """Send one batch of due messages; return how many were claimed (0: nothing was due)."""
-    report = await deliver_batch(factory, settings, clock, batch)
+    report = await deliver_batch(factory, settings, clock, batch, relay)
     return report.claimed
 
 
@@ -418,9 +561,62 @@ async def deliver_all_due(
 ) -> DeliveryReport:
     """Send batches until nothing is due, or a whole batch only waits for a retry."""
     total = DeliveryReport()
-    while True:
-        report = await deliver_batch(factory, settings, clock, batch)
-        total.add(report)
-        # A batch that settled nothing (the relay is down) would only be tried again at once.
-        if report.claimed < batch or report.settled == 0:
-            return total
+    relay = RelayConnection(settings) if settings.relay_host_port else None
+    try:
+        while True:
+            report = await deliver_batch(factory, settings, clock, batch, relay)
+            total.add(report)
+            # A batch that settled nothing (the relay is down) would only be tried again at once.
+            if report.claimed < batch or report.settled == 0:
+                return total
+    finally:
+        if relay is not None:
+            await relay.close()
+
+
+# --- retention -----------------------------------------------------------------------------------
+
+PURGE_CHUNK = 2000
+PURGE_PAUSE_SECONDS = 0.05
+
+
+def purge_statement(cutoff: datetime, chunk: int) -> Delete:
+    old = (
+        select(_outbox.c.id)
+        .where(_outbox.c.status == literal_column("'sent'"), _outbox.c.created_at < cutoff)
+        .limit(chunk)
+        .with_for_update(skip_locked=True)  # another server purging at once: no waiting
+    )
+    return delete(_outbox).where(_outbox.c.id.in_(old.scalar_subquery()))
+
+
+def purge_sent(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    chunk: int = PURGE_CHUNK,
+    stopping: Callable[[], bool] = lambda: False,
+) -> int:
+    """Delete the mail sent more than ``sent_retention_days`` ago (by its queueing time, as
+    `pbmserv admin outbox purge`); return how many rows. Nothing with 0 days.
+
+    ``chunk`` rows per transaction, with a pause between, so that the purge never holds the
+    database (SQLite: its only write lock) for long, however much there is to delete.
+    """
+    if settings.sent_retention_days <= 0:
+        return 0
+    cutoff = clock() - timedelta(days=settings.sent_retention_days)
+    engine = _engine_of(factory)
+    purged = 0
+    while not stopping():
+        with core_transaction(engine) as conn:
+            deleted = conn.execute(purge_statement(cutoff, chunk)).rowcount
+        purged += deleted
+        if deleted < chunk:
+            break
+        time.sleep(PURGE_PAUSE_SECONDS)  # let the waiting writers in
+    if purged:
+        log.info(
+            "purged %s sent message(s) older than %s days", purged, settings.sent_retention_days
+        )
+    return purged

@@ -10,11 +10,17 @@ import signal
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.mail.delivery import deliver_due
+from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
 from pbmserv.mail.processor import maintain, process_batch
 from pbmserv.mail.smtp import InboxHandler, start_listener
 
 log = logging.getLogger("pbmserv.serve")
+
+# The relay connection outlives a batch while mail keeps coming; after this long without any
+# it is closed (relays drop idle clients anyway, and an idle server holds nothing open).
+RELAY_IDLE_SECONDS = 10.0
+# How often `serve` deletes the sent mail older than sent_retention_days.
+RETENTION_INTERVAL_SECONDS = 3600.0
 
 
 class Server:
@@ -36,9 +42,9 @@ class Server:
         self._work.set()
         self._mail.set()
 
-    async def _wait(self, event: asyncio.Event) -> None:
+    async def _wait(self, event: asyncio.Event, timeout: float | None = None) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(event.wait(), timeout=self.settings.poll_seconds)
+            await asyncio.wait_for(event.wait(), timeout=timeout or self.settings.poll_seconds)
         event.clear()
 
     async def _process_loop(self) -> None:
@@ -54,15 +60,43 @@ class Server:
             await self._wait(self._work)
 
     async def _deliver_loop(self) -> None:
-        while not self._stopping.is_set():
+        relay = RelayConnection(self.settings) if self.settings.relay_host_port else None
+        try:
+            while not self._stopping.is_set():
+                try:
+                    count = await deliver_due(self.factory, self.settings, relay=relay)
+                except Exception:
+                    log.exception("delivery failed; retrying shortly")
+                    count = 0
+                    if relay is not None:
+                        relay.drop()  # start afresh after whatever went wrong
+                if count:
+                    continue
+                await self._wait(self._mail, await self._rest_relay(relay))
+        finally:
+            if relay is not None:
+                await relay.close()
+
+    async def _rest_relay(self, relay: RelayConnection | None) -> float | None:
+        """Close the relay connection once idle long enough; how long to wait for mail."""
+        if relay is None or relay.client is None:
+            return None
+        idle = relay.idle_for()
+        if idle >= RELAY_IDLE_SECONDS:
+            await relay.close()
+            return None
+        return min(self.settings.poll_seconds, RELAY_IDLE_SECONDS - idle)
+
+    async def _retention_loop(self) -> None:
+        while self.settings.sent_retention_days > 0 and not self._stopping.is_set():
             try:
-                count = await deliver_due(self.factory, self.settings)
+                await asyncio.to_thread(
+                    purge_sent, self.factory, self.settings, stopping=self._stopping.is_set
+                )
             except Exception:
-                log.exception("delivery failed; retrying shortly")
-                count = 0
-            if count:
-                continue
-            await self._wait(self._mail)
+                log.exception("purging sent mail failed; trying again next time")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=RETENTION_INTERVAL_SECONDS)
 
     async def _maintain_loop(self) -> None:
         interval = self.settings.maintenance_interval_seconds
@@ -92,6 +126,7 @@ class Server:
             asyncio.create_task(self._process_loop()),
             asyncio.create_task(self._deliver_loop()),
             asyncio.create_task(self._maintain_loop()),
+            asyncio.create_task(self._retention_loop()),
         ]
         try:
             await self._stopping.wait()

@@ -75,6 +75,7 @@ def test_the_example_config_loads_with_the_production_values_it_states() -> None
     assert settings.log_format == "json"
     assert (settings.max_message_bytes, settings.rate_limit_per_hour) == (1_048_576, 300)
     assert settings.maintenance_interval_seconds == 3600
+    assert settings.sent_retention_days == 30
     assert settings.idle_limits("extinction") == IdleLimits(5.0, 21.0)
     assert settings.idle_limits("chameleon") == IdleLimits(7.0, 28.0)
 

@@ -24,7 +24,7 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import OutboxMessage
-from pbmserv.mail.delivery import deliver_due
+from pbmserv.mail.delivery import DELIVERED, Lease, Outcome, deliver_due
 from tests.reliability.outbox import (
     Relay,
     ScriptedHandler,
@@ -159,3 +159,45 @@ def test_a_stalled_relay_never_holds_a_message_past_its_lease(db_url: str, engin
     assert "TimeoutError" in (first.last_error or "")
     assert [row.status for row in others] == ["sent", "sent"]
     assert elapsed < 3
+
+
+def test_a_renewed_lease_keeps_the_run_s_unsent_mail(db_url: str, engine: Engine) -> None:
+    settings = delivery_settings(db_url, None, delivery_lease_seconds=1.5)
+    enqueue(engine, settings, PLAYERS[:3])
+    factory = session_factory(engine)
+    ours = Lease(factory, settings, utcnow)
+    items = ours.claim(10)
+    time.sleep(0.45)  # more than a quarter of the lease: old enough to renew
+    assert ours.getting_old
+    ours.renew(items)  # one statement for all three
+    assert not ours.getting_old
+    time.sleep(1.15)  # past the first lease, inside the renewed one
+    assert Lease(factory, settings, utcnow).claim(10) == []
+    assert all(ours.holds(item) for item in items)
+    assert all(ours.finish(item, DELIVERED) for item in items)
+    assert {(row.status, row.attempts, row.lease_owner) for row in rows(engine)} == {
+        ("sent", 1, None)
+    }
+
+
+def test_a_run_stalled_past_its_lease_sends_and_marks_none_of_what_was_taken_over(
+    db_url: str, engine: Engine
+) -> None:
+    settings = delivery_settings(db_url, None, delivery_lease_seconds=0.3)
+    enqueue(engine, settings, PLAYERS[:3])
+    factory = session_factory(engine)
+    stalled = Lease(factory, settings, utcnow)
+    items = stalled.claim(10)
+    assert stalled.finish(items[0], DELIVERED)  # the first went out before the stall
+    time.sleep(0.4)  # the stall: the lease runs out and another server takes the rest
+    other = Lease(factory, settings, utcnow)
+    assert [item.id for item in other.claim(10)] == [item.id for item in items[1:]]
+    # Waking up, the stalled run renews before sending and finds the rest no longer its own.
+    assert stalled.getting_old
+    stalled.renew(items[1:])
+    assert not any(stalled.holds(item) for item in items[1:])
+    assert not stalled.finish(items[1], DELIVERED)  # only the lease holder may mark a row
+    assert other.finish(items[1], Outcome("451 try again"))
+    first, second, third = rows(engine)
+    assert (first.status, second.status, second.attempts) == ("sent", "pending", 1)
+    assert third.lease_owner == other.owner

@@ -66,6 +66,9 @@ class Settings:
     maintenance_interval_seconds: float = 3600.0
     # `serve` deletes sent mail queued more than this many days ago, once an hour; 0 keeps it.
     sent_retention_days: float = 30.0
+    # SMTP connections `serve` delivers over at once: each message waits for the relay's
+    # answers, so one connection alone leaves the server idle between them.
+    delivery_connections: int = 4
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Per-game idle limits that replace the two above: game name -> limits.
@@ -119,6 +122,7 @@ ENV_NAMES = {
     "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
+    "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
     "log_format": "PBMSERV_LOG_FORMAT",
 }
 CONFIG_ENV = "PBMSERV_CONFIG"
@@ -206,6 +210,8 @@ def load_settings(
         raise ConfigError("forfeit_after_days must exceed remind_after_days")
     if settings.sent_retention_days < 0:
         raise ConfigError("sent_retention_days must be 0 (keep sent mail) or more")
+    if not 1 <= settings.delivery_connections <= 64:
+        raise ConfigError("delivery_connections must be between 1 and 64")
     if settings.dedupe_window_seconds <= 0:
         raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):

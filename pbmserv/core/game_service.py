@@ -308,6 +308,11 @@ def record_headers(board: Board) -> dict[str, str]:
 
 
 def observers(ctx: CommandContext, board: Board) -> list[User]:
+    # Most boards have no observer: a cheap look first (Core, no autoflush) spares every move
+    # an ORM query.
+    anyone = select(Observer.user_id).where(Observer.game_id == board.row.id).limit(1)
+    if ctx.session.connection().scalar(anyone) is None:
+        return []
     # Nothing a command leaves unflushed changes who observes (each command is flushed).
     with ctx.session.no_autoflush:
         return list(

@@ -10,6 +10,7 @@ import signal
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
 from pbmserv.mail.processor import maintain, process_batch
 from pbmserv.mail.smtp import InboxHandler, start_listener
@@ -59,12 +60,13 @@ class Server:
                 continue
             await self._wait(self._work)
 
-    async def _deliver_loop(self) -> None:
+    async def _deliver_loop(self, batch: int) -> None:
+        """One of the delivery workers: its own relay connection, its own claims."""
         relay = RelayConnection(self.settings) if self.settings.relay_host_port else None
         try:
             while not self._stopping.is_set():
                 try:
-                    count = await deliver_due(self.factory, self.settings, relay=relay)
+                    count = await deliver_due(self.factory, self.settings, relay=relay, batch=batch)
                 except Exception:
                     log.exception("delivery failed; retrying shortly")
                     count = 0
@@ -122,9 +124,12 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.stop)
+        connections = self.settings.delivery_connections if self.settings.relay_host_port else 1
+        # Small claims when several workers deliver, so that a burst is shared among them.
+        batch = DELIVERY_BATCH if connections == 1 else max(5, DELIVERY_BATCH // connections)
         tasks = [
             asyncio.create_task(self._process_loop()),
-            asyncio.create_task(self._deliver_loop()),
+            *(asyncio.create_task(self._deliver_loop(batch)) for _ in range(connections)),
             asyncio.create_task(self._maintain_loop()),
             asyncio.create_task(self._retention_loop()),
         ]

@@ -51,6 +51,7 @@ def test_per_game_limits_inherit_the_general_ones(tmp_path: Path) -> None:
         ("[games.owlman]\nremind = 2\n", "unknown key 'remind'"),
         ("address = \n", "not valid TOML"),
         ("sent_retention_days = -1\n", "sent_retention_days must be 0"),
+        ("delivery_connections = 0\n", "delivery_connections must be between 1 and 64"),
     ],
 )
 def test_config_file_mistakes_are_explained(tmp_path: Path, text: str, problem: str) -> None:
@@ -67,3 +68,9 @@ def test_sent_mail_is_kept_30_days_unless_told_otherwise() -> None:
     assert load_settings(environ={}).sent_retention_days == 30.0
     settings = load_settings(environ={"PBMSERV_SENT_RETENTION_DAYS": "0"})
     assert settings.sent_retention_days == 0.0  # kept forever
+
+
+def test_serve_delivers_over_four_connections_unless_told_otherwise() -> None:
+    assert load_settings(environ={}).delivery_connections == 4
+    settings = load_settings(environ={"PBMSERV_DELIVERY_CONNECTIONS": "1"})
+    assert settings.delivery_connections == 1

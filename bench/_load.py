@@ -85,6 +85,21 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def child_pids(parent: int) -> list[int]:
+    """The processes whose parent is ``parent``."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(entry.name))
+    return found
+
+
 def postgres_cpu_seconds() -> float:
     """CPU time of every running process named postgres on this machine (the database's
     backends for the servers under test among them; other users' sessions too)."""
@@ -156,10 +171,17 @@ class ServerProcess:
     to a file in ``workdir``."""
 
     def __init__(
-        self, db_url: str, relay: str, workdir: Path, name: str, env: dict[str, str] | None = None
+        self,
+        db_url: str,
+        relay: str,
+        workdir: Path,
+        name: str,
+        env: dict[str, str] | None = None,
+        extra_args: Sequence[str] = (),
     ) -> None:
         self.db_url, self.relay, self.workdir, self.name = db_url, relay, workdir, name
         self.env = env or {}
+        self.extra_args = list(extra_args)
         self.port = free_port()
         self.log_path = workdir / f"{name}.log"
         self.process: subprocess.Popen[bytes] | None = None
@@ -180,6 +202,7 @@ class ServerProcess:
             str(self.workdir / f"{self.name}-spool"),
             "--address",
             SERVER_ADDRESS,
+            *self.extra_args,
         ]
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
@@ -196,7 +219,8 @@ class ServerProcess:
         return self.process.pid
 
     def cpu_seconds(self) -> float:
-        return cpu_seconds(self.pid)
+        """Its CPU time and its children's (the workers of `serve --workers N`)."""
+        return sum(cpu_seconds(pid) for pid in [self.pid, *child_pids(self.pid)])
 
     def log_tail(self, lines: int = 15) -> str:
         try:
@@ -615,6 +639,7 @@ def pbmserv_rig(
     label: str,
     servers: int = 1,
     prepare: Callable[[Engine], None] | None = None,
+    workers: int = 1,
 ) -> Iterator[Rig]:
     """Everything a pbmserv measurement runs on; ``prepare`` gets the migrated database
     before the servers start. All of it is stopped, dropped and removed afterwards."""
@@ -629,7 +654,8 @@ def pbmserv_rig(
             prepare(engine)
         started = []
         for i in range(servers):
-            server = ServerProcess(url, sink.address, workdir, f"{label}-{i}")
+            extra = ["--workers", str(workers)] if workers > 1 else []
+            server = ServerProcess(url, sink.address, workdir, f"{label}-{i}", extra_args=extra)
             stack.callback(server.stop)
             started.append(server.start())
         yield Rig(workdir, tracker, url, engine, started)

@@ -10,6 +10,7 @@ Rows:
   aiosmtpd      aiosmtpd's bare ``Sink`` handler through a ``Controller``, in its own process
   sqlite        ``pbmserv serve`` on a fresh SQLite file, relaying to a local sink
   postgres      ``pbmserv serve`` on PostgreSQL (``--pg URL``; a private schema, dropped after)
+  sqlite-w2     ``pbmserv serve --workers 2`` on a fresh SQLite file (two worker processes)
   postgres-x2   two ``pbmserv serve`` processes on one PostgreSQL schema
 
 For the sinks the client sends without waiting (no board comes back) and the accept rate is
@@ -61,11 +62,12 @@ from _load import (  # noqa: E402
     set_up_by_mail,
 )
 
-ROWS = ("smtp-sink", "aiosmtpd", "sqlite", "postgres", "postgres-x2", "password")
+ROWS = ("smtp-sink", "aiosmtpd", "sqlite", "sqlite-w2", "postgres", "postgres-x2", "password")
 TITLES = {
     "smtp-sink": "Postfix smtp-sink",
     "aiosmtpd": "aiosmtpd Sink (bare)",
     "sqlite": "pbmserv serve, SQLite",
+    "sqlite-w2": "pbmserv serve --workers 2, SQLite",
     "postgres": "pbmserv serve, PostgreSQL",
     "postgres-x2": "2 x pbmserv serve, one PostgreSQL",
 }
@@ -182,11 +184,13 @@ def sink_row(name: str, args: argparse.Namespace) -> Row:
 
 def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
     row = Row(name)
-    kind = "sqlite" if name == "sqlite" else "postgres"
+    kind = "sqlite" if name.startswith("sqlite") else "postgres"
     pairs = pairings(make_players(player_count(args.moves, args.games)), args.games)
     servers = 2 if name == "postgres-x2" else 1
+    workers = 2 if name == "sqlite-w2" else 1
+    label = name.replace("-", "")
     try:
-        with pbmserv_rig(kind, args.pg, name.replace("-", ""), servers) as rig:
+        with pbmserv_rig(kind, args.pg, label, servers, workers=workers) as rig:
             games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
             plan_moves(games, args.moves)
             before = [s.cpu_seconds() for s in rig.servers]

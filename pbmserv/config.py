@@ -69,6 +69,9 @@ class Settings:
     # SMTP connections `serve` delivers over at once: each message waits for the relay's
     # answers, so one connection alone leaves the server idle between them.
     delivery_connections: int = 4
+    # Server processes `serve` runs, sharing the listening port (SO_REUSEPORT) and the
+    # database: each uses a core of its own.
+    workers: int = 1
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Per-game idle limits that replace the two above: game name -> limits.
@@ -123,6 +126,7 @@ ENV_NAMES = {
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
+    "workers": "PBMSERV_WORKERS",
     "log_format": "PBMSERV_LOG_FORMAT",
 }
 CONFIG_ENV = "PBMSERV_CONFIG"
@@ -212,6 +216,8 @@ def load_settings(
         raise ConfigError("sent_retention_days must be 0 (keep sent mail) or more")
     if not 1 <= settings.delivery_connections <= 64:
         raise ConfigError("delivery_connections must be between 1 and 64")
+    if not 1 <= settings.workers <= 64:
+        raise ConfigError("workers must be between 1 and 64")
     if settings.dedupe_window_seconds <= 0:
         raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):

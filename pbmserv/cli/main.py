@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -85,6 +86,11 @@ def build_parser() -> argparse.ArgumentParser:
         "(default 60; 0 = no limit)",
     )
     serve.add_argument(
+        "--workers",
+        type=int,
+        help="server processes sharing the port and the database, a core each (default 1)",
+    )
+    serve.add_argument(
         "--max-connections",
         type=int,
         help="SMTP sessions at once; more are answered 421 (default 100; 0 = no limit)",
@@ -147,6 +153,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "rate_limit_per_hour",
         "from_rate_limit_per_hour",
         "max_connections",
+        "workers",
     )
     return load_settings(
         {n: getattr(args, n, None) for n in names}, config_file=getattr(args, "config", None)
@@ -168,12 +175,21 @@ def _engine_at_head(settings: Settings) -> Engine | None:
 
 
 def _serve(settings: Settings) -> int:
+    from pbmserv.mail.supervisor import WORKER_ENV, supervise
     from pbmserv.mail.worker import Server
 
     engine = _engine_at_head(settings)
     if engine is None:
         return EX_CONFIG
-    asyncio.run(Server(session_factory(engine), settings).run())
+    parent = os.environ.get(WORKER_ENV)
+    if parent is None and settings.workers > 1:
+        if settings.listen_port == 0:
+            print("pbmserv: with several workers, name the port to listen on", file=sys.stderr)
+            return EX_CONFIG
+        engine.dispose()
+        return supervise(settings.workers, [sys.executable, "-m", "pbmserv", *sys.argv[1:]])
+    server = Server(session_factory(engine), settings, parent=int(parent) if parent else None)
+    asyncio.run(server.run())
     return 0
 
 

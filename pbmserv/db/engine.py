@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
 import weakref
 from collections.abc import Iterator
@@ -43,24 +45,68 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
-_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, threading.RLock] = weakref.WeakKeyDictionary()
+class SqliteWriteLock:
+    """The turn of one writer to a SQLite database file: a thread lock inside this process,
+    and a file lock (``DATABASE.lock``) across processes (`serve --workers`, the admin shell).
+
+    SQLite lets one writer in at a time; a writer that finds the lock taken sleeps in its
+    busy handler, in steps of up to 100 ms, however soon the lock is freed. Queued here
+    instead, writers take turns without those sleeps: the kernel wakes the next at once.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._thread_lock = threading.RLock()
+        self._path = path
+        self._fd: int | None = None
+        self._depth = 0
+
+    def _file(self) -> int | None:
+        if self._fd is None and self._path:
+            try:
+                self._fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError:  # a read-only folder: SQLite's own lock still keeps writes safe
+                self._path = None
+        return self._fd
+
+    def __enter__(self) -> SqliteWriteLock:
+        self._thread_lock.acquire()
+        try:
+            if self._depth == 0 and (fd := self._file()) is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        self._depth += 1
+        return self
+
+    def __del__(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._depth -= 1
+        try:
+            if self._depth == 0 and self._fd is not None:
+                fcntl.flock(self._fd, fcntl.LOCK_UN)
+        finally:
+            self._thread_lock.release()
+
+
+_WRITE_LOCKS: weakref.WeakKeyDictionary[Engine, SqliteWriteLock] = weakref.WeakKeyDictionary()
 _LOCKS_LOCK = threading.Lock()
 
 
-def _write_lock(engine: Engine) -> threading.RLock | None:
-    """The lock a SQLite engine's writers queue on inside this process (None elsewhere).
-
-    SQLite lets one writer in at a time; a writer that finds the lock taken sleeps in its
-    busy handler, in steps of up to 100 ms, whenever the lock is freed meanwhile. Queued on a
-    lock of our own, the listener, the processor and delivery take turns without those sleeps.
-    Other processes (the admin shell) still meet the busy handler, as before.
-    """
+def _write_lock(engine: Engine) -> SqliteWriteLock | None:
+    """The lock a SQLite engine's writers queue on (None for other databases)."""
     if engine.dialect.name != "sqlite":
         return None
     with _LOCKS_LOCK:
         lock = _WRITE_LOCKS.get(engine)
         if lock is None:
-            lock = _WRITE_LOCKS[engine] = threading.RLock()
+            database = engine.url.database
+            in_memory = not database or database == ":memory:" or database.startswith("file:")
+            lock = SqliteWriteLock(None if in_memory else f"{database}.lock")
+            _WRITE_LOCKS[engine] = lock
         return lock
 
 

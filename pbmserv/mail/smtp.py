@@ -245,16 +245,19 @@ def _accept_trouble(error: OSError) -> str:
     return f"accepting an SMTP connection failed ({error}); retrying"
 
 
-async def start_listener(handler: InboxHandler, settings: Settings) -> Listener:
-    """Listen on ``settings.listen`` and serve SMTP sessions with ``handler``."""
+async def start_listener(
+    handler: InboxHandler, settings: Settings, share_port: bool = False
+) -> Listener:
+    """Listen on ``settings.listen`` and serve SMTP sessions with ``handler``; with
+    ``share_port``, other processes (the workers of `serve --workers`) listen there too."""
     slots = SessionSlots(settings.max_connections)
-    sockets = await _listening_sockets(settings.listen_host, settings.listen_port)
+    sockets = await _listening_sockets(settings.listen_host, settings.listen_port, share_port)
     listener = Listener(sockets, lambda: make_smtp(handler, settings, slots), slots)
     listener.start()
     return listener
 
 
-async def _listening_sockets(host: str, port: int) -> list[socket.socket]:
+async def _listening_sockets(host: str, port: int, share_port: bool) -> list[socket.socket]:
     """One listening socket per address of ``host``, as ``loop.create_server`` makes them."""
     loop = asyncio.get_running_loop()
     infos = await loop.getaddrinfo(
@@ -266,6 +269,8 @@ async def _listening_sockets(host: str, port: int) -> list[socket.socket]:
             sock = socket.socket(family, kind, proto)
             sockets.append(sock)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if share_port:  # the kernel spreads connections among the workers
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
             if family == socket.AF_INET6:  # each family its own socket, as asyncio does
                 sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
             sock.bind(address)

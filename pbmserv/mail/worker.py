@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -27,9 +28,13 @@ RETENTION_INTERVAL_SECONDS = 3600.0
 class Server:
     """Runs until ``stop()``; every loop also polls, so several servers can share a database."""
 
-    def __init__(self, factory: sessionmaker[Session], settings: Settings) -> None:
+    def __init__(
+        self, factory: sessionmaker[Session], settings: Settings, parent: int | None = None
+    ) -> None:
         self.factory = factory
         self.settings = settings
+        #: The supervisor's pid when this server is one of `serve --workers N`.
+        self.parent = parent
         self._work = asyncio.Event()
         self._mail = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -113,12 +118,22 @@ class Server:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=interval)
 
+    async def _watch_parent(self) -> None:
+        """A worker stops when its supervisor is gone (killed without passing SIGTERM on)."""
+        while self.parent is not None and not self._stopping.is_set():
+            if os.getppid() != self.parent:
+                log.warning("the supervisor is gone; stopping")
+                self.stop()
+                return
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=1.0)
+
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         handler = InboxHandler(
             self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
         )
-        listener = await start_listener(handler, self.settings)
+        listener = await start_listener(handler, self.settings, share_port=self.parent is not None)
         self.port = listener.port
         log.info("listening on %s:%s", self.settings.listen_host, self.port)
         for sig in (signal.SIGTERM, signal.SIGINT):
@@ -132,6 +147,7 @@ class Server:
             *(asyncio.create_task(self._deliver_loop(batch)) for _ in range(connections)),
             asyncio.create_task(self._maintain_loop()),
             asyncio.create_task(self._retention_loop()),
+            asyncio.create_task(self._watch_parent()),
         ]
         try:
             await self._stopping.wait()

@@ -15,9 +15,10 @@ their ratio.
 
 Then, on the big database of each engine, it captures the SQL of one real move (storing it as
 the SMTP listener does, processing it, delivering its mail: the server's own functions, with a
-statement listener) and prints each SELECT's plan (EXPLAIN QUERY PLAN on SQLite, EXPLAIN
-ANALYZE on PostgreSQL, inside a transaction that is rolled back) with its time: the inbox
-claim, the rate-limit count, the board load, the user lookup, the outbox due-mail claim, ...
+statement listener) and prints the plan of each SELECT, and of each UPDATE or DELETE with a
+WHERE (EXPLAIN QUERY PLAN on SQLite, EXPLAIN ANALYZE on PostgreSQL, inside a transaction that
+is rolled back) with its time: the inbox claim, the rate-limit count, the board load, the
+outbox due-mail claim, ...
 
 All traffic stays on 127.0.0.1; every phase has a time limit.
 """
@@ -337,9 +338,13 @@ def measure(kind: str, args: argparse.Namespace) -> list[Measured]:
 # --- the hot statements ------------------------------------------------------------------------
 
 _LABELS = (
+    ("duplicate check", r"FROM inbox\b.*dedupe_key"),
     ("inbox claim", r"FROM inbox\b.*(FOR UPDATE|LIMIT)"),
+    ("inbox marked processed", r"^UPDATE inbox\b"),
     ("rate-limit count", r"count\(\*\).*FROM inbox"),
-    ("outbox due-mail claim", r"FROM outbox\b.*(FOR UPDATE|LIMIT)"),
+    ("outbox due-mail claim", r"^UPDATE outbox\b.*status = 'pending'.*LIMIT"),
+    ("outbox mail marked sent", r"^UPDATE outbox\b"),
+    ("game row written", r"^UPDATE games\b"),
     ("board load", r"FROM games\b.*WHERE games\.id ="),
     ("user lookup", r"FROM users\b.*WHERE users\.userid ="),
     ("failed-login count", r"FROM auth_failures"),
@@ -357,7 +362,8 @@ def _label(sql: str) -> str:
 
 def explain_one_move(url: str, workdir: Path, game: BenchGame) -> list[str]:
     """Store, process and deliver one more real move in this process, capturing its SQL;
-    return a report of each distinct SELECT: label, SQL, plan and time."""
+    return a report of each distinct SELECT, UPDATE and DELETE: label, SQL, plan and time
+    (an UPDATE is timed inside a transaction that is rolled back)."""
     engine = make_engine(url)
     factory = session_factory(engine)
     settings = replace(Settings(), db_url=url, relay=None, spool=workdir / "explain-spool")
@@ -367,7 +373,9 @@ def explain_one_move(url: str, workdir: Path, game: BenchGame) -> list[str]:
     def note(conn, cursor, statement, parameters, context, executemany):  # type: ignore[no-untyped-def]
         kind = statement.split(None, 1)[0].upper()
         kinds[kind] += 1
-        if kind == "SELECT":
+        if kind == "SELECT" or (kind in ("UPDATE", "DELETE") and "WHERE" in statement):
+            if executemany:  # one set of values shows the plan
+                parameters = parameters[0]
             captured.append((statement, parameters))
 
     def committed(conn) -> None:  # type: ignore[no-untyped-def]
@@ -403,6 +411,7 @@ def explain_one_move(url: str, workdir: Path, game: BenchGame) -> list[str]:
 def _explain(engine: Engine, statement: str, parameters: object) -> str:
     sqlite = engine.dialect.name == "sqlite"
     flat = re.sub(r"^SELECT (.+?) FROM ", "SELECT ... FROM ", " ".join(statement.split()))
+    flat = re.sub(r"^UPDATE (\w+) SET (.+?) WHERE ", r"UPDATE \1 SET ... WHERE ", flat)
     shown = flat if len(flat) <= 400 else flat[:397] + "..."
     with engine.connect() as conn:
         transaction = conn.begin()
@@ -416,7 +425,9 @@ def _explain(engine: Engine, statement: str, parameters: object) -> str:
             repeats = 20
             started = time.perf_counter()
             for _ in range(repeats):
-                conn.exec_driver_sql(statement, parameters).all()  # type: ignore[arg-type]
+                result = conn.exec_driver_sql(statement, parameters)  # type: ignore[arg-type]
+                if result.returns_rows:
+                    result.all()
             each = (time.perf_counter() - started) / repeats * 1000
         finally:
             transaction.rollback()

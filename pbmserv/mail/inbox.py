@@ -12,7 +12,7 @@ import math
 from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, func, insert, or_, select
+from sqlalchemy import bindparam, func, insert, or_, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -108,16 +108,17 @@ def _store(
         return Stored.DUPLICATE
     if _over_rate_limit(session, settings, sender, from_address, now):
         return Stored.RATE_LIMITED
-    session.execute(
-        insert(_INBOX).values(
-            dedupe_key=key,
-            envelope_from=sender,
-            from_address=from_address,
-            raw=raw,
-            received_at=now,
-            status="pending",
-            attempts=0,
-        )
+    session.connection().execute(
+        _INSERT,
+        {
+            "dedupe_key": key,
+            "envelope_from": sender,
+            "from_address": from_address,
+            "raw": raw,
+            "received_at": now,
+            "status": "pending",
+            "attempts": 0,
+        },
     )
     return Stored.ACCEPTED
 
@@ -143,11 +144,33 @@ def _dedupe_keys(
     return current, (current, f"{key}@{bucket - 1}"), now - timedelta(seconds=window)
 
 
+# The hot statements are built once, with bound parameters: every stored message runs them.
+_ID_BY_KEYS = (
+    select(_INBOX.c.id).where(_INBOX.c.dedupe_key.in_(bindparam("keys", expanding=True))).limit(1)
+)
+_ID_BY_KEYS_SINCE = _ID_BY_KEYS.where(_INBOX.c.received_at > bindparam("since"))
+_FROM_SENDER_SINCE = (
+    select(func.count())
+    .select_from(_INBOX)
+    .where(_INBOX.c.envelope_from == bindparam("sender"), _INBOX.c.received_at > bindparam("since"))
+)
+_IN_NAME_BY_OTHERS_SINCE = (
+    select(func.count())
+    .select_from(_INBOX)
+    .where(
+        _INBOX.c.from_address == bindparam("address"),
+        or_(_INBOX.c.envelope_from.is_(None), _INBOX.c.envelope_from != bindparam("address")),
+        _INBOX.c.received_at > bindparam("since"),
+    )
+)
+_INSERT = insert(_INBOX)
+
+
 def _stored_already(session: Session, keys: Sequence[str], since: datetime | None) -> bool:
-    query = select(InboxMessage.id).where(InboxMessage.dedupe_key.in_(keys)).limit(1)
-    if since is not None:
-        query = query.where(InboxMessage.received_at > since)
-    return session.connection().scalar(query) is not None
+    conn = session.connection()
+    if since is None:
+        return conn.scalar(_ID_BY_KEYS, {"keys": list(keys)}) is not None
+    return conn.scalar(_ID_BY_KEYS_SINCE, {"keys": list(keys), "since": since}) is not None
 
 
 def _over_rate_limit(
@@ -176,24 +199,15 @@ def _over_rate_limit(
     From limit with any forger of that From.
     """
     since = now - timedelta(hours=1)
+    conn = session.connection()
     if sender and settings.rate_limit_per_hour > 0:
-        recent = _count_since(session, InboxMessage.envelope_from == sender, since)
+        recent = conn.scalar(_FROM_SENDER_SINCE, {"sender": sender, "since": since}) or 0
         if recent >= settings.rate_limit_per_hour:
             return True
     if from_address and from_address != sender and settings.from_rate_limit_per_hour > 0:
-        by_others = or_(
-            InboxMessage.envelope_from.is_(None), InboxMessage.envelope_from != from_address
-        )
-        in_its_name = and_(InboxMessage.from_address == from_address, by_others)
-        if _count_since(session, in_its_name, since) >= settings.from_rate_limit_per_hour:
+        in_its_name = {"address": from_address, "since": since}
+        if (conn.scalar(_IN_NAME_BY_OTHERS_SINCE, in_its_name) or 0) >= (
+            settings.from_rate_limit_per_hour
+        ):
             return True
     return False
-
-
-def _count_since(session: Session, condition: ColumnElement[bool], since: datetime) -> int:
-    query = (
-        select(func.count())
-        .select_from(InboxMessage)
-        .where(condition, InboxMessage.received_at > since)
-    )
-    return session.connection().scalar(query) or 0

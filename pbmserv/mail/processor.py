@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, bindparam, insert, or_, select, update
+from sqlalchemy import Integer, bindparam, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
@@ -287,17 +287,27 @@ def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
     return " ".join(words[:2]) + (" ..." if len(words) > 2 else "")
 
 
-def _due(now: datetime, limit: int, only: int | None) -> Select[Any]:
-    query = (
-        select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_from)
-        .where(
-            _INBOX.c.status == "pending",
-            or_(_INBOX.c.not_before.is_(None), _INBOX.c.not_before <= now),
-        )
-        .order_by(_INBOX.c.id)
-        .limit(limit)
+_DUE = (
+    select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_from)
+    .where(
+        _INBOX.c.status == "pending",
+        or_(_INBOX.c.not_before.is_(None), _INBOX.c.not_before <= bindparam("now")),
     )
-    return query if only is None else query.where(_INBOX.c.id == only)
+    .order_by(_INBOX.c.id)
+    .limit(bindparam("limit", type_=Integer))
+    # Several servers on one PostgreSQL database each take different messages.
+    .with_for_update(skip_locked=True)
+)
+_DUE_ONE = _DUE.where(_INBOX.c.id == bindparam("only"))
+
+
+def _claim(session: Session, now: datetime, limit: int, only: int | None) -> list[Pending]:
+    """The due messages, locked for this transaction (built once: it runs every batch)."""
+    if only is None:
+        rows = session.connection().execute(_DUE, {"now": now, "limit": limit})
+    else:
+        rows = session.connection().execute(_DUE_ONE, {"now": now, "limit": 1, "only": only})
+    return [Pending(*row) for row in rows]
 
 
 _MARK_PROCESSED = (
@@ -412,9 +422,7 @@ def _transaction(
     batch = _Batch()
     with transaction(factory) as session:
         now = clock()
-        # Several servers on one PostgreSQL database each take different messages.
-        rows = session.execute(_due(now, limit, only).with_for_update(skip_locked=True)).all()
-        items = [Pending(*row) for row in rows]
+        items = _claim(session, now, limit, only)
         for item in items:
             if item.id not in prepared:
                 prepared[item.id] = _prepared(settings, item)

@@ -26,7 +26,8 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Callable, Iterable
+import weakref
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -262,8 +263,8 @@ class Lease:
         """Whether ``item`` is still ours to send (as of the claim or the last renewal)."""
         return item.id in self.held
 
-    def finish(self, item: Claimed, outcome: Outcome) -> bool:
-        """Record an attempt in its own transaction, if the row is still ours."""
+    def mark(self, item: Claimed, outcome: Outcome) -> tuple[Update, dict[str, object]]:
+        """The statement recording an attempt, if the row is still ours (see finish)."""
         self.held.discard(item.id)
         now = self.clock()
         values: dict[str, object] = {"row_id": item.id, "owner": self.owner}
@@ -275,8 +276,14 @@ class Lease:
             statement, values["error"] = _MARK_DEFERRED, outcome.error[:2000]
             # The attempts counted at the claim: nobody else writes the row while it is ours.
             values["retry_at"] = now + self._backoff(item.attempts + 1)
-        with core_transaction(self.engine) as conn:
-            return conn.execute(statement, values).rowcount == 1
+        return statement, values
+
+    def finish(self, item: Claimed, outcome: Outcome) -> bool:
+        """Record an attempt in its own transaction, if the row is still ours."""
+        [result] = write_marks(self.engine, [self.mark(item, outcome)])
+        if isinstance(result, Exception):
+            raise result
+        return result
 
     def _backoff(self, attempts: int) -> timedelta:
         base, ceiling = self.settings.retry_base_seconds, self.settings.retry_max_seconds
@@ -465,10 +472,72 @@ def _log_outcome(item: Claimed, outcome: Outcome | None) -> None:
         )
 
 
+Mark = tuple[Update, dict[str, object]]
+
+
+def write_marks(engine: Engine, marks: Sequence[Mark]) -> list[bool | Exception]:
+    """Write marks in one transaction; True for each row still ours. If that transaction
+    fails, each mark is written alone, so one mark's trouble is its own (an Exception)."""
+    try:
+        with core_transaction(engine) as conn:
+            return [conn.execute(statement, values).rowcount == 1 for statement, values in marks]
+    except Exception as error:
+        if len(marks) == 1:
+            return [error]
+    return [write_marks(engine, [mark])[0] for mark in marks]
+
+
+class MarkGroup:
+    """The marks of the messages the delivery workers of one loop have just sent, written
+    together (a group commit) while the previous group is being written: with several relay
+    connections, one transaction records several messages. Each mark is still written as
+    soon as it can be, so a crash resends only what was in flight."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self.loop = asyncio.get_running_loop()
+        self._waiting: list[tuple[Mark, asyncio.Future[bool]]] = []
+        self._writer: asyncio.Task[None] | None = None
+
+    async def write(self, mark: Mark) -> bool:
+        future: asyncio.Future[bool] = self.loop.create_future()
+        self._waiting.append((mark, future))
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.create_task(self._write())
+        return await future
+
+    async def _write(self) -> None:
+        while self._waiting:
+            group, self._waiting = self._waiting, []
+            try:
+                results = await asyncio.to_thread(
+                    write_marks, self.engine, [mark for mark, _future in group]
+                )
+            except Exception as error:  # not even one at a time: every waiter hears of it
+                results = [error] * len(group)
+            for (_mark, future), result in zip(group, results, strict=True):
+                if future.done():
+                    continue
+                if isinstance(result, Exception):
+                    future.set_exception(result)
+                else:
+                    future.set_result(result)
+
+
+_MARK_GROUPS: weakref.WeakKeyDictionary[Engine, MarkGroup] = weakref.WeakKeyDictionary()
+
+
+def _mark_group(engine: Engine) -> MarkGroup:
+    group = _MARK_GROUPS.get(engine)
+    if group is None or group.loop is not asyncio.get_running_loop():
+        group = _MARK_GROUPS[engine] = MarkGroup(engine)
+    return group
+
+
 async def _settle(lease: Lease, item: Claimed, outcome: Outcome) -> Outcome | None:
     """Record one attempt at once (so a later crash cannot resend it); None if not ours."""
     outcome = lease.judge(item, outcome)
-    if not await asyncio.to_thread(lease.finish, item, outcome):
+    if not await _mark_group(lease.engine).write(lease.mark(item, outcome)):
         # Only when a send outlasted the lease: the server that took it over records it.
         log.warning("outbox=%s: another server took its lease over; not recorded", item.id)
         return None

@@ -17,6 +17,7 @@ from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy import Engine
 
 import pbmserv.mail.worker as worker
+from pbmserv.core.context import utcnow as utcnow_clock
 from pbmserv.db.engine import session_factory
 from pbmserv.mail.delivery import RelayConnection, deliver_all_due, deliver_due
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
@@ -225,4 +226,25 @@ def test_serve_delivers_over_several_connections_at_once_each_mail_once(
             running.stop()
         assert relay.copies() == Counter({message_id: 1 for message_id in message_ids})
     assert handler.most_at_once >= 2  # a slow relay no longer holds up all the mail
+    assert {row.status for row in rows(engine)} == {"sent"}
+
+
+def test_marks_of_mail_sent_together_share_a_transaction(db_url: str, engine: Engine) -> None:
+    from sqlalchemy import event
+
+    from pbmserv.mail.delivery import DELIVERED, Lease, MarkGroup
+
+    settings = delivery_settings(db_url, None)
+    enqueue(engine, settings, PLAYERS)
+    lease = Lease(session_factory(engine), settings, utcnow_clock)
+    items = lease.claim(len(PLAYERS))
+    commits: list[int] = []
+    event.listen(engine, "commit", lambda _conn: commits.append(1))
+
+    async def mark_all() -> list[bool]:
+        group = MarkGroup(engine)
+        return await asyncio.gather(*(group.write(lease.mark(i, DELIVERED)) for i in items))
+
+    assert asyncio.run(mark_all()) == [True] * len(PLAYERS)
+    assert len(commits) <= 2  # the first mark alone, then all the others together
     assert {row.status for row in rows(engine)} == {"sent"}

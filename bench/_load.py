@@ -711,11 +711,13 @@ def run_load(
     timeout: float,
     tracker: Tracker | None,
     seed: int = 1,
+    rate: float | None = None,
 ) -> LoadResult:
     """Play every game's planned moves from ``threads`` threads (thread t serves games
     t, t+N, ... and talks to server t mod len(ports)). With a tracker a game's next move waits
     for the previous one's reply and board mails; without one (a bare sink: no boards come
-    back) it is sent at once. Stops by itself at ``timeout`` seconds."""
+    back) it is sent at once. ``rate``: at most that many moves a second in all, evenly
+    spaced (a sustained load rather than a burst). Stops by itself at ``timeout`` seconds."""
     for game in games:
         game.run_from = game.sent
     total = sum(g.planned - g.sent for g in games)
@@ -736,6 +738,16 @@ def run_load(
     start = time.monotonic()
     deadline = start + timeout
     stop = threading.Event()
+    pace_lock = threading.Lock()
+    next_slot = [start]
+
+    def wait_for_slot() -> None:
+        if rate is None:
+            return
+        with pace_lock:
+            slot = max(time.monotonic(), next_slot[0])
+            next_slot[0] = slot + 1.0 / rate
+        time.sleep(max(0.0, slot - time.monotonic()))
 
     def serve_games(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
@@ -754,6 +766,7 @@ def run_load(
                     continue
                 player, move = game.next_move(rng)
                 message_id, raw = mail_bytes(player.address, game.line(player, move))
+                wait_for_slot()
                 if tracker is not None:
                     with tracker.lock:
                         game.sent += 1

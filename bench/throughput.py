@@ -12,6 +12,9 @@ Rows:
   postgres      ``pbmserv serve`` on PostgreSQL (``--pg URL``; a private schema, dropped after)
   sqlite-w2     ``pbmserv serve --workers 2`` on a fresh SQLite file (two worker processes)
   postgres-x2   two ``pbmserv serve`` processes on one PostgreSQL schema
+  sqlite-paced, postgres-paced
+                ``pbmserv serve`` under a sustained load: moves sent evenly at ``--paced-rate``
+                a second (not a burst), for the board latency at a rate the server keeps up with
 
 For the sinks the client sends without waiting (no board comes back) and the accept rate is
 over all messages. For pbmserv the players sign up and the boards are opened by mail first;
@@ -62,7 +65,17 @@ from _load import (  # noqa: E402
     set_up_by_mail,
 )
 
-ROWS = ("smtp-sink", "aiosmtpd", "sqlite", "sqlite-w2", "postgres", "postgres-x2", "password")
+ROWS = (
+    "smtp-sink",
+    "aiosmtpd",
+    "sqlite",
+    "sqlite-w2",
+    "postgres",
+    "postgres-x2",
+    "sqlite-paced",
+    "postgres-paced",
+    "password",
+)
 TITLES = {
     "smtp-sink": "Postfix smtp-sink",
     "aiosmtpd": "aiosmtpd Sink (bare)",
@@ -70,6 +83,8 @@ TITLES = {
     "sqlite-w2": "pbmserv serve --workers 2, SQLite",
     "postgres": "pbmserv serve, PostgreSQL",
     "postgres-x2": "2 x pbmserv serve, one PostgreSQL",
+    "sqlite-paced": "pbmserv serve, SQLite, paced",
+    "postgres-paced": "pbmserv serve, PostgreSQL, paced",
 }
 
 
@@ -99,6 +114,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="run only this row (repeat for several); default: all",
     )
     parser.add_argument("--quick", action="store_true", help="about 200 moves, for a fast try")
+    parser.add_argument(
+        "--paced-rate",
+        type=float,
+        default=40.0,
+        help="moves a second of the paced rows (default 40)",
+    )
     parser.add_argument("--pg", default=DEFAULT_PG, help=f"PostgreSQL URL (default {DEFAULT_PG})")
     parser.add_argument(
         "--smtp-sink",
@@ -195,7 +216,12 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
             plan_moves(games, args.moves)
             before = [s.cpu_seconds() for s in rig.servers]
             others = (postgres_cpu_seconds(), time.process_time())
-            row.result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
+            rate = args.paced_rate if name.endswith("-paced") else None
+            row.result = run_load(
+                rig.ports, games, args.threads, args.max_seconds, rig.tracker, rate=rate
+            )
+            if rate is not None:
+                row.notes.append(f"moves sent evenly at {rate:g} a second")
             after = [s.cpu_seconds() for s in rig.servers]
             done = row.result.done
             if done:

@@ -109,30 +109,10 @@ def insert_outbox(session: Session, rows: Sequence[dict[str, Any]]) -> None:
         session.execute(insert(_OUTBOX), list(rows))
 
 
-def queue(
-    session: Session,
-    settings: Settings,
-    *,
-    to: str,
-    kind: str,
-    subject: str,
-    body: str,
-    now: datetime,
-    inbox_id: int | None,
-    answering: IncomingMail | None = None,
-) -> bool:
-    """Compose a message and put it in the outbox (in the caller's transaction). False when
-    ``to`` is no address we can safely write (see :func:`outbox_row`)."""
-    row = outbox_row(
-        settings,
-        to=to,
-        kind=kind,
-        subject=subject,
-        body=body,
-        now=now,
-        inbox_id=inbox_id,
-        answering=answering,
-    )
+def queue(session: Session, settings: Settings, **message: Any) -> bool:
+    """Compose a message (the keywords of :func:`outbox_row`) and put it in the outbox, in
+    the caller's transaction. False when its address cannot safely be written."""
+    row = outbox_row(settings, **message)
     if row is None:
         return False
     insert_outbox(session, [row])

@@ -13,7 +13,6 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 
 import pbmserv.mail.processor as processor
-from pbmserv.core.commands import TOP_LEVEL
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import InboxMessage, OutboxMessage, User
 from pbmserv.mail.inbox import store_message
@@ -38,18 +37,6 @@ def replies_to(engine) -> list[str]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
         query = select(OutboxMessage.recipient).order_by(OutboxMessage.id)
         return list(conn.scalars(query))
-
-
-@pytest.fixture
-def poisoned_help(monkeypatch: pytest.MonkeyPatch) -> None:
-    spec = TOP_LEVEL["help"]
-
-    def handler(ctx, line, game):  # type: ignore[no-untyped-def]
-        if "poison" in line.words:
-            raise RuntimeError("a bug in a handler")
-        return spec.handler(ctx, line, game)
-
-    monkeypatch.setitem(TOP_LEVEL, "help", type(spec)(**{**spec.__dict__, "handler": handler}))
 
 
 def test_a_failing_message_in_a_batch_is_rolled_back_alone(  # type: ignore[no-untyped-def]

@@ -8,7 +8,6 @@ import time
 import pytest
 from sqlalchemy import select
 
-from pbmserv.core.commands import TOP_LEVEL
 from pbmserv.db.models import InboxMessage
 from pbmserv.mail.processor import MAX_ATTEMPTS
 from tests.support import Sink, make_mail, settle, smtp_send
@@ -18,19 +17,6 @@ pytestmark = pytest.mark.db
 # Addresses the listener accepts but that no header can safely carry: the email package
 # raised IndexError and ValueError building a reply to them, forever.
 UNANSWERABLE = ["=?utf-8?q??=@x.test", "=?utf-8?b?YQ0KWC1FdmlsOiAx?=@ex.test"]
-
-
-@pytest.fixture
-def poisoned_help(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``help poison`` crashes inside the command, as a bug in a handler would."""
-    spec = TOP_LEVEL["help"]
-
-    def handler(ctx, line, game):  # type: ignore[no-untyped-def]
-        if "poison" in line.words:
-            raise RuntimeError("a bug in a handler")
-        return spec.handler(ctx, line, game)
-
-    monkeypatch.setitem(TOP_LEVEL, "help", type(spec)(**{**spec.__dict__, "handler": handler}))
 
 
 def raw_from(address: str, subject: str) -> bytes:

@@ -117,8 +117,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--paced-rate",
         type=float,
-        default=40.0,
-        help="moves a second of the paced rows (default 40)",
+        default=30.0,
+        help="moves a second of the paced rows (default 30: well within one process's pace)",
     )
     parser.add_argument("--pg", default=DEFAULT_PG, help=f"PostgreSQL URL (default {DEFAULT_PG})")
     parser.add_argument(

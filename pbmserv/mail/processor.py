@@ -366,74 +366,69 @@ def _unchecked_pairs(
     return hashes, unchecked
 
 
-def _run_batch(
-    factory: sessionmaker[Session],
-    settings: Settings,
-    clock: Callable[[], datetime],
-    limit: int,
-    only: int | None,
-    claimed: list[int],
-) -> _Batch:
-    """One transaction over the due messages (started again after checking passwords
-    first, if need be); ``claimed`` gets their ids as they are taken."""
-    prepared: dict[int, Prepared | Exception] = {}
-    checks: dict[tuple[str, str], CheckedPassword] = {}
-    for attempt in range(3):
-        try:
-            return _transaction(
-                factory, settings, clock, limit, only, claimed, prepared, checks, attempt < 2
-            )
-        except _CheckPasswordsFirst as first:
-            checks.update(check_ahead(first.hashes, first.pairs))
-    raise AssertionError("unreachable: the last attempt checks passwords inside")
+@dataclass
+class _BatchRun:
+    """One call of process_batch: what it was asked for, and what it has worked out so far
+    (kept when its transaction steps back to check passwords)."""
 
+    factory: sessionmaker[Session]
+    settings: Settings
+    clock: Callable[[], datetime]
+    limit: int
+    only: int | None
+    #: The ids of the messages taken, as they are taken.
+    claimed: list[int] = field(default_factory=list)
+    prepared: dict[int, Prepared | Exception] = field(default_factory=dict)
+    checks: dict[tuple[str, str], CheckedPassword] = field(default_factory=dict)
 
-def _transaction(
-    factory: sessionmaker[Session],
-    settings: Settings,
-    clock: Callable[[], datetime],
-    limit: int,
-    only: int | None,
-    claimed: list[int],
-    prepared: dict[int, Prepared | Exception],
-    checks: dict[tuple[str, str], CheckedPassword],
-    may_step_out: bool,
-) -> _Batch:
-    batch = _Batch()
-    with transaction(factory) as session:
-        now = clock()
-        items = _claim(session, now, limit, only)
-        for item in items:
-            if item.id not in prepared:
-                prepared[item.id] = _prepared(settings, item)
-        hashes, unchecked = _unchecked_pairs(session, [prepared[i.id] for i in items], checks)
-        if unchecked and may_step_out:
-            raise _CheckPasswordsFirst(hashes, unchecked)
-        outbox: list[dict[str, Any]] = []
-        marks: list[dict[str, Any]] = []
-        for item in items:
-            claimed.append(item.id)
-            ready = prepared[item.id]
-            if isinstance(ready, Exception):
-                raise ready
-            # A failure here (a bug) aborts the batch, which is then redone one message at
-            # a time (see process_batch): no savepoint a message is needed for that.
-            handled = _handle(session, settings, item, ready, now, checks)
-            batch.handled.append((item.id, handled))
-            outbox += handled.outbox
-            marks.append(
-                {
-                    "inbox_id": item.id,
-                    "new_status": handled.status,
-                    "processed_at": now,
-                    "new_summary": handled.summary[:2000],
-                    "kept_raw": redacted(item.raw),
-                }
-            )
-        insert_outbox(session, outbox)
-        if marks:
-            session.execute(_MARK_PROCESSED, marks)
-    return batch
+    def run(self) -> _Batch:
+        """One transaction over the due messages, begun again after checking passwords
+        first if need be (the last attempt checks any left inside)."""
+        for attempt in range(3):
+            try:
+                return self._transaction(may_step_out=attempt < 2)
+            except _CheckPasswordsFirst as first:
+                self.checks.update(check_ahead(first.hashes, first.pairs))
+        raise AssertionError("unreachable: the last attempt checks passwords inside")
+
+    def _transaction(self, may_step_out: bool) -> _Batch:
+        settings, prepared = self.settings, self.prepared
+        batch = _Batch()
+        with transaction(self.factory) as session:
+            now = self.clock()
+            items = _claim(session, now, self.limit, self.only)
+            for item in items:
+                if item.id not in prepared:
+                    prepared[item.id] = _prepared(settings, item)
+            waiting = [prepared[i.id] for i in items]
+            hashes, unchecked = _unchecked_pairs(session, waiting, self.checks)
+            if unchecked and may_step_out:
+                raise _CheckPasswordsFirst(hashes, unchecked)
+            outbox: list[dict[str, Any]] = []
+            marks: list[dict[str, Any]] = []
+            for item in items:
+                self.claimed.append(item.id)
+                ready = prepared[item.id]
+                if isinstance(ready, Exception):
+                    raise ready
+                # A failure here (a bug) aborts the batch, which is then redone one message
+                # at a time (see process_batch): no savepoint a message is needed for that.
+                handled = _handle(session, settings, item, ready, now, self.checks)
+                batch.handled.append((item.id, handled))
+                outbox += handled.outbox
+                marks.append(
+                    {
+                        "inbox_id": item.id,
+                        "new_status": handled.status,
+                        "processed_at": now,
+                        "new_summary": handled.summary[:2000],
+                        "kept_raw": redacted(item.raw),
+                    }
+                )
+            insert_outbox(session, outbox)
+            if marks:
+                session.execute(_MARK_PROCESSED, marks)
+        return batch
 
 
 def process_batch(
@@ -451,9 +446,10 @@ def process_batch(
     time; a lone message that still fails is recorded as failed (and retried later, then
     quarantined), so it can never hold up the ones behind it.
     """
-    claimed: list[int] = []
+    run = _BatchRun(factory, settings, clock, limit, only)
+    claimed = run.claimed
     try:
-        batch = _run_batch(factory, settings, clock, limit, only, claimed)
+        batch = run.run()
     except Exception as error:  # a bug must not lose the messages or stop the server
         if not claimed:
             raise  # the database itself: the worker logs it and tries again shortly

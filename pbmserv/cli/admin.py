@@ -16,11 +16,13 @@ from typing import Any
 
 from pbmserv.cli import tables
 from pbmserv.cli.admin_tournaments import add_tournament_parser
+from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings, mask_url
 from pbmserv.core import admin as ops
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError
+from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import is_at_head
 
@@ -47,8 +49,6 @@ def _positive(text: str) -> float:
 
 
 def add_admin_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
-    from pbmserv.cli.main import add_config_options
-
     admin = commands.add_parser(
         "admin",
         help="the operator's shell (users, games, mail queues, ...); it queues mail, never sends",
@@ -147,6 +147,7 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
         with transaction(factory) as session:
             ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
             args.handler(args, ctx)
+            settle_finished(ctx)  # the handlers settle their own; this is a backstop
             # Mail is stamped and sent by the real clock, even when --now acts at another time.
             queue_notifications(session, settings, ctx.notifications, utcnow())
     except CommandError as error:

@@ -12,14 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from pbmserv.cli import tables
-from pbmserv.core import tournament_players as players
-from pbmserv.core import tournament_report as report
-from pbmserv.core import tournament_service as service
-from pbmserv.core import tournament_store as store
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError
-from pbmserv.core.tournament_mail import mail_entry_notice
-from pbmserv.core.tournament_setup import (
+from pbmserv.core.tournaments import players, report, service, store
+from pbmserv.core.tournaments.mail import mail_entry_notice
+from pbmserv.core.tournaments.setup import (
     GAME_SYNTAX,
     PolyludicParams,
     create_tournament,

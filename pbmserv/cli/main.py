@@ -8,10 +8,10 @@ import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
 from sqlalchemy import Engine
 
+from pbmserv.cli.options import add_config_options
 from pbmserv.config import (
     ConfigError,
     Settings,
@@ -26,18 +26,6 @@ from pbmserv.logs import configure_logging
 EX_DATAERR = 65  # sysexits: the input was bad (Postfix bounces it)
 EX_TEMPFAIL = 75  # sysexits: try again later (Postfix keeps the message queued)
 EX_CONFIG = 78
-
-
-def add_config_options(parser: argparse.ArgumentParser) -> None:
-    """--config and --db, which every subcommand takes."""
-    parser.add_argument(
-        "--config",
-        type=Path,
-        help="TOML settings file (env PBMSERV_CONFIG); environment and flags override it",
-    )
-    parser.add_argument(
-        "--db", dest="db_url", help="database URL (env PBMSERV_DB; default sqlite:///pbmserv.db)"
-    )
 
 
 def _common(parser: argparse.ArgumentParser) -> None:

@@ -19,6 +19,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification
+from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import (
     GameRow,
     InboxMessage,
@@ -250,6 +251,7 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     board.row.reminded_at = None
     service.record_event(ctx, board, "undo", f"the operator {taken}")
     _tell_players(ctx, board, f"The operator {taken}.")
+    settle_finished(ctx)
     return f"board {board.number}: {taken}"
 
 
@@ -267,6 +269,7 @@ def adjudicate(
     service.record_event(ctx, board, "adjudicate", why)
     result = service.result_text(board)
     _tell_players(ctx, board, f"The operator ended the game: {result}.")
+    settle_finished(ctx)
     return f"board {board.number}: {result}"
 
 

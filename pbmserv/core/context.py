@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -10,11 +10,9 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core import logins
 from pbmserv.core.password_checks import CheckedPassword
-from pbmserv.core.passwords import burn_verification_time, verify_password
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.db.models import User
+from pbmserv.db.models import GameRow, User
 
 
 def _no_such_user(userid: str) -> CommandError:
@@ -24,7 +22,7 @@ def _no_such_user(userid: str) -> CommandError:
     )
 
 
-def _disabled(user: User) -> CommandError:
+def disabled_error(user: User) -> CommandError:
     return CommandError(f'the user "{user.display_id}" is disabled')
 
 
@@ -44,6 +42,9 @@ class CommandContext:
     failed_logins: list[str] = field(default_factory=list)
     #: Passwords checked before the transaction began (see core.password_checks).
     password_checks: Mapping[tuple[str, str], CheckedPassword] = field(default_factory=dict)
+    #: Boards the command ended, for whoever runs commands to hand to their tournaments
+    #: (core.tournaments.service.settle_finished): the game service knows no tournament.
+    finished_boards: list[GameRow] = field(default_factory=list)
 
     def now(self) -> datetime:
         return self.clock()
@@ -56,33 +57,8 @@ class CommandContext:
         if user is None:
             raise _no_such_user(userid)
         if user.disabled:
-            raise _disabled(user)
+            raise disabled_error(user)
         return user
-
-    def authenticate(self, userid: str, password: str, among: Sequence[User] = ()) -> User:
-        """The user, if the password is right; otherwise a CommandError that reveals nothing:
-        an unknown user id and a wrong password get the same answer, in the same time.
-        ``among``: users already loaded (a board's players), looked up before the database."""
-        wanted = userid.lower()
-        user = next((u for u in among if u.userid == wanted), None) or self.find_user(userid)
-        logins.check_allowed(self, userid, user)
-        if user is None:
-            burn_verification_time(password)
-        if user is None or not self._password_right(user, password):
-            self.failed_logins.append(userid.lower()[:64])
-            raise CommandError(
-                "the user id or password is wrong",
-                hint="Passwords are case-sensitive; user ids are not. Nothing was changed.",
-            )
-        if user.disabled:
-            raise _disabled(user)
-        return user
-
-    def _password_right(self, user: User, password: str) -> bool:
-        ahead = self.password_checks.get((user.userid, password))
-        if ahead is not None and ahead.password_hash == user.password_hash:
-            return ahead.right
-        return verify_password(user.password_hash, password)
 
     def notify(self, notification: Notification) -> None:
         self.notifications.append(notification)

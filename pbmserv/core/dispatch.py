@@ -11,6 +11,7 @@ from pbmserv.core.commands.registry import CommandSpec
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import Game
 
@@ -174,16 +175,19 @@ def _run(ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: Game |
     savepoint = ctx.session.begin_nested()
     try:
         section = spec.handler(ctx, line, game)
+        settle_finished(ctx)
         ctx.session.flush()
     except CommandError as error:
         savepoint.rollback()
         del ctx.notifications[notices_before:]
+        ctx.finished_boards.clear()
         if ctx.failed_logins:
             logins.record_failures(ctx)
         return _error(quoted, error, syntax)
     except BaseException:
         savepoint.rollback()
         del ctx.notifications[notices_before:]
+        ctx.finished_boards.clear()
         raise
     savepoint.commit()
     section.command = quoted

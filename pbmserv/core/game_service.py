@@ -205,11 +205,10 @@ def record_event(
 
 
 def conclude(ctx: CommandContext, board: Board, outcome: Outcome) -> None:
-    """End the board with ``outcome`` and let whatever depends on it know (its tournament)."""
+    """End the board with ``outcome``, noted on the context for whatever depends on it (its
+    tournament), which whoever runs the command tells."""
     finish(board, outcome)
-    from pbmserv.core.tournament_service import board_finished  # it builds on this module
-
-    board_finished(ctx, board)
+    ctx.finished_boards.append(board.row)
 
 
 def finish(board: Board, outcome: Outcome) -> None:

@@ -1,5 +1,6 @@
-"""Failed logins: counted per user id and per sending address, so a password cannot be
-guessed by mail at argon2's pace; the owner of an account under attack is told once a day.
+"""Logins: a user id's password checked, and failed logins counted per user id and per
+sending address, so a password cannot be guessed by mail at argon2's pace; the owner of an
+account under attack is told once a day.
 
 Failures are noted on the context while a command runs and written by :func:`record_failures`
 after the command's savepoint is rolled back (a failed command changes nothing else).
@@ -7,16 +8,15 @@ after the command's savepoint is rolled back (a failed command changes nothing e
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
-from typing import TYPE_CHECKING
 
 from sqlalchemy import func, select
 
+from pbmserv.core.context import CommandContext, disabled_error
+from pbmserv.core.passwords import burn_verification_time, verify_password
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import AuthFailure, User
-
-if TYPE_CHECKING:  # the context calls check_allowed: no import at run time
-    from pbmserv.core.context import CommandContext
 
 ALERT_EVERY = timedelta(days=1)
 
@@ -31,6 +31,36 @@ def _recent(ctx: CommandContext, column, value: str) -> int:  # type: ignore[no-
     # A Core query on the session's connection: no autoflush, no ORM overhead (every move
     # runs this).
     return ctx.session.connection().scalar(query.where(AuthFailure.failed_at > since)) or 0
+
+
+def authenticate(
+    ctx: CommandContext, userid: str, password: str, among: Sequence[User] = ()
+) -> User:
+    """The user, if the password is right; otherwise a CommandError that reveals nothing:
+    an unknown user id and a wrong password get the same answer, in the same time.
+    ``among``: users already loaded (a board's players), looked up before the database."""
+    wanted = userid.lower()
+    user = next((u for u in among if u.userid == wanted), None) or ctx.find_user(userid)
+    check_allowed(ctx, userid, user)
+    if user is None:
+        burn_verification_time(password)
+    if user is None or not _password_right(ctx, user, password):
+        ctx.failed_logins.append(userid.lower()[:64])
+        raise CommandError(
+            "the user id or password is wrong",
+            hint="Passwords are case-sensitive; user ids are not. Nothing was changed.",
+        )
+    if user.disabled:
+        raise disabled_error(user)
+    return user
+
+
+def _password_right(ctx: CommandContext, user: User, password: str) -> bool:
+    """A check made before the transaction began counts if the hash is still the one checked."""
+    ahead = ctx.password_checks.get((user.userid, password))
+    if ahead is not None and ahead.password_hash == user.password_hash:
+        return ahead.right
+    return verify_password(user.password_hash, password)
 
 
 def check_allowed(ctx: CommandContext, userid: str, user: User | None) -> None:

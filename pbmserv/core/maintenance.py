@@ -21,6 +21,7 @@ from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import Notification
+from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow
 from pbmserv.games import find_game
 from pbmserv.games.base import Outcome
@@ -128,6 +129,7 @@ def _forfeit(ctx: CommandContext, board: Board, days: float) -> None:
     board.row.updated_at = ctx.now()
     service.record_event(ctx, board, "forfeit", reason)
     service.notify_board(ctx, board, f"The board was {reason}.")
+    settle_finished(ctx)
 
 
 def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float) -> None:

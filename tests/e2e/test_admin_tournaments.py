@@ -12,9 +12,9 @@ import pytest
 from sqlalchemy import Engine, select
 
 from pbmserv.config import Settings
-from pbmserv.core import tournament_service
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
+from pbmserv.core.tournaments import service as tournament_service
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import Entry, GameRow, Match, Tournament
 from tests.e2e.test_admin import Shell

@@ -9,6 +9,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Iterable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -16,13 +17,13 @@ from sqlalchemy import Engine, select, text
 
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
-from pbmserv.core import tournament_players
-from pbmserv.core import tournament_service as service
-from pbmserv.core import tournament_store as store
-from pbmserv.core.context import CommandContext
+from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line
+from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError, Section
-from pbmserv.core.tournament_setup import (
+from pbmserv.core.tournaments import players as tournament_players
+from pbmserv.core.tournaments import service, store
+from pbmserv.core.tournaments.setup import (
     PolyludicParams,
     create_tournament,
     open_tournament,
@@ -347,6 +348,25 @@ def test_withdrawal_forfeits_the_active_board_and_walks_over_later_rounds(desk: 
     assert cat not in won
     again = desk.send(f"tournament withdraw league cat {password('cat')}", "cat")
     assert not again.ok and "cat is not playing in league" in again.text
+
+
+def test_a_board_forfeited_by_maintenance_ends_its_match_and_the_round(desk: Desk) -> None:
+    desk.begin("cup", "knockout", ["chameleon:size=3"], ["ann", "bob"])
+    [(board, first, _)] = desk.active_boards()
+    desk.new_mail()
+    later = utcnow() + timedelta(days=60)  # past every idle limit: the mover forfeits
+
+    def maintain(ctx: CommandContext) -> Any:
+        ctx.clock = lambda: later
+        return run_maintenance(ctx)
+
+    assert desk.operate(maintain).forfeited == [board]
+    assert desk.status("cup") == ("finished", 1)
+    subjects = [subject for _, subject, _ in desk.new_mail()]
+    # The board's own mail first, then what its end did to the tournament.
+    last_board_mail = max(i for i, s in enumerate(subjects) if s.startswith("chameleon board"))
+    standings = min(i for i, s in enumerate(subjects) if "final standings" in s)
+    assert last_board_mail < standings, subjects
 
 
 def test_a_swiss_withdrawal_leaves_the_player_out_of_the_next_pairing(desk: Desk) -> None:

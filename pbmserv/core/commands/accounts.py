@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from pbmserv.core import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -75,7 +76,7 @@ def signup(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sectio
     max_words=4,
 )
 def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
-    user = ctx.authenticate(line.words[1], line.words[2])
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
     new = line.words[3]
     check_password_rules(new)
     user.password_hash = hash_password(new)
@@ -95,7 +96,7 @@ def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sect
     max_words=4,
 )
 def email(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
-    user = ctx.authenticate(line.words[1], line.words[2])
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
     new_address = line.words[3].strip("<>")
     if not ADDRESS_PATTERN.match(new_address):
         raise CommandError(f'"{line.words[3]}" is not a mail address like name@example.org')

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from sqlalchemy import select
 
 from pbmserv.core import game_service as service
+from pbmserv.core import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -21,7 +22,7 @@ def _player(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, 
     """Load the board named on the line for update, and authenticate one of its players."""
     board = service.load_board(ctx, game, line.words[2], for_update=True)
     players = [seat.user for seat in board.row.seats]
-    user = ctx.authenticate(line.words[3], line.words[4], among=players)
+    user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
     seat = board.seat_of(user)
     if seat is None:
         raise CommandError(f"{user.display_id} is not playing on board {board.number}")
@@ -170,7 +171,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> 
     seat: int | None = None
     user: User | None = None
     if len(line.words) >= 5:
-        user = ctx.authenticate(line.words[3], line.words[4])
+        user = logins.authenticate(ctx, line.words[3], line.words[4])
         seat = board.seat_of(user)
     elif len(line.words) == 4:
         raise CommandError("to see your own view, give your user id and password")
@@ -297,7 +298,7 @@ def _end_by_player(
 
 def _observer_args(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User]:
     board = service.load_board(ctx, game, line.words[2], for_update=False)
-    user = ctx.authenticate(line.words[3], line.words[4])
+    user = logins.authenticate(ctx, line.words[3], line.words[4])
     if board.seat_of(user) is not None:
         raise CommandError(
             f"{user.display_id} plays on board {board.number} and gets its mail already"

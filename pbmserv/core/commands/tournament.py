@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pbmserv.core import tournament_players as players
-from pbmserv.core import tournament_report as report
-from pbmserv.core import tournament_store as store
+from pbmserv.core import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
-from pbmserv.core.tournament_setup import enter
+from pbmserv.core.tournaments import players, report, store
+from pbmserv.core.tournaments.setup import enter
 from pbmserv.db.models import Tournament, User
 from pbmserv.games.base import Game
 from pbmserv.resources import templates_dir
@@ -39,7 +38,7 @@ def _tournament_and_player(
 ) -> tuple[Tournament, User]:
     """The tournament named on the line, and the player whose password it gives."""
     tournament = store.find_tournament(ctx, line.words[2], for_update=for_update)
-    return tournament, ctx.authenticate(line.words[3], line.words[4])
+    return tournament, logins.authenticate(ctx, line.words[3], line.words[4])
 
 
 def _list(ctx: CommandContext, line: CommandLine) -> Section:

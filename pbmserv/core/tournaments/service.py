@@ -1,9 +1,10 @@
 """The tournament manager on top of the game service (SPEC section 5).
 
-A tournament creates ordinary boards (each linked to its match), and every board's end comes
-back here through :func:`board_finished`: when the board's match is complete its result is
-recorded (and the poly-ludic tables updated), and when the whole round is over the standings
-are mailed and the next round is paired, or the tournament ends.
+A tournament creates ordinary boards (each linked to its match). The game service notes each
+board's end on the command's context, and whoever runs the command hands it here through
+:func:`settle_finished`: when the board's match is complete its result is recorded (and the
+poly-ludic tables updated), and when the whole round is over the standings are mailed and the
+next round is paired, or the tournament ends.
 
 Everything runs in the caller's transaction. The tournament row is locked before any of its
 rows are read, so two boards ending at once in two processes see the round's end only once.
@@ -16,12 +17,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pbmserv.core import game_service as service
-from pbmserv.core import tournament_report as report
-from pbmserv.core import tournament_store as store
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError
-from pbmserv.core.tournament_mail import mail_pairings, mail_standings
-from pbmserv.core.tournament_state import PlannedRound
+from pbmserv.core.tournaments import report, store
+from pbmserv.core.tournaments.mail import mail_pairings, mail_standings
+from pbmserv.core.tournaments.state import PlannedRound
 from pbmserv.db.models import Entry, GameRow, Match, Tournament, User
 from pbmserv.games import find_game
 from pbmserv.tournaments import (
@@ -35,7 +35,7 @@ from pbmserv.tournaments import (
 from pbmserv.tournaments.standings import DRAW, LOSS, WIN
 
 if TYPE_CHECKING:
-    from pbmserv.core.game_service import Board
+    pass
 
 log = logging.getLogger("pbmserv.tournament")
 
@@ -207,9 +207,16 @@ def create_boards(
 # --- a board's end --------------------------------------------------------------------------
 
 
-def board_finished(ctx: CommandContext, board: Board) -> None:
+def settle_finished(ctx: CommandContext) -> None:
+    """Hand the boards that the command running has ended to their tournaments, in the order
+    they ended. Whoever runs commands calls this before the command's work is committed."""
+    while ctx.finished_boards:
+        board_finished(ctx, ctx.finished_boards.pop(0))
+
+
+def board_finished(ctx: CommandContext, row: GameRow) -> None:
     """Record a finished board's result in its tournament, if it belongs to one."""
-    match_id = board.row.match_id
+    match_id = row.match_id
     if match_id is None:
         return
     ctx.session.flush()  # the board's end, for the queries below

@@ -13,11 +13,16 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from pbmserv.core import game_service
-from pbmserv.core import tournament_store as store
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import CommandError
-from pbmserv.core.tournament_service import create_boards, planned_games, settle
+from pbmserv.core.tournaments import store
+from pbmserv.core.tournaments.service import (
+    create_boards,
+    planned_games,
+    settle,
+    settle_finished,
+)
 from pbmserv.db.models import GameRow, Match, Seat, Tournament, User
 from pbmserv.games import find_game
 from pbmserv.games.base import Outcome
@@ -131,6 +136,7 @@ def withdraw(ctx: CommandContext, tournament: Tournament, user: User) -> str:
         board.row.updated_at = ctx.now()
         game_service.record_event(ctx, board, "forfeit", reason)
         game_service.notify_board(ctx, board, f"The board was {reason}.")
+        settle_finished(ctx)
     for match in waiting:
         settle(ctx, tournament, match)
     forfeited = f"; {len(boards)} board(s) forfeited" if boards else ""

@@ -1,7 +1,7 @@
 """Setting a tournament up: creation (games and parameters checked), opening, entries.
 
 A tournament is created as a draft by the operator, opened for entries, and started (see
-:mod:`pbmserv.core.tournament_service`). Every mistake is a CommandError with the reason.
+:mod:`pbmserv.core.tournaments.service`). Every mistake is a CommandError with the reason.
 """
 
 from __future__ import annotations

@@ -6,11 +6,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pbmserv.core import tournament_report as report
-from pbmserv.core import tournament_store as store
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import Notification
-from pbmserv.core.tournament_state import Progress
+from pbmserv.core.tournaments import report, store
+from pbmserv.core.tournaments.state import Progress
 from pbmserv.db.models import Entry, GameRow, Match, Tournament
 from pbmserv.tournaments import Playability
 

@@ -8,9 +8,9 @@ from typing import Any
 
 from sqlalchemy import func, select
 
-from pbmserv.core import tournament_store as store
 from pbmserv.core.context import CommandContext
-from pbmserv.core.tournament_state import Progress, progress_of
+from pbmserv.core.tournaments import store
+from pbmserv.core.tournaments.state import Progress, progress_of
 from pbmserv.db.models import Entry, GameRow, Match, Tournament
 from pbmserv.tournaments import Format, Tiebreak
 

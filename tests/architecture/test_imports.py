@@ -1,0 +1,136 @@
+"""The import graph of the package: no cycles, and every import points down the layer order of
+STYLE.md (games <- core <- mail/cli; mail never imports a game).
+
+The graph is grimp's, read from the source (imports inside functions and TYPE_CHECKING blocks
+included: a cycle hidden in a function is still a cycle for the reader)."""
+
+from __future__ import annotations
+
+import grimp
+import pytest
+
+PACKAGE = "pbmserv"
+
+#: What each part of the package may import of ours, besides itself.
+ALLOWED: dict[str, frozenset[str]] = {
+    "__main__": frozenset({"cli"}),
+    "cli": frozenset({"core", "mail", "db", "games", "tournaments", "config", "logs", "resources"}),
+    "mail": frozenset({"core", "db", "config", "logs", "resources"}),
+    "core": frozenset({"db", "games", "tournaments", "config", "logs", "resources"}),
+    "db": frozenset({"config", "resources"}),
+    "games": frozenset(),
+    "tournaments": frozenset(),
+    "config": frozenset(),
+    "logs": frozenset(),
+    "resources": frozenset(),
+}
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph(PACKAGE)
+
+
+def _edges(graph: grimp.ImportGraph) -> list[tuple[str, str]]:
+    return sorted(
+        (importer, imported)
+        for importer in graph.modules
+        for imported in graph.find_modules_directly_imported_by(importer)
+    )
+
+
+def _part(module: str) -> str:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else ""
+
+
+def _game(module: str) -> str | None:
+    """The game a module of pbmserv.games belongs to; None for the package's own modules."""
+    parts = module.split(".")
+    if len(parts) < 3 or parts[2] in ("base", "testing"):
+        return None
+    return parts[2].split("_")[0]  # a game's helper module is named after it (entropy_score)
+
+
+def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's algorithm)."""
+    following: dict[str, list[str]] = {}
+    for a, b in edges:
+        following.setdefault(a, []).append(b)
+        following.setdefault(b, [])
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in following[node]:
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in following[node]:
+                found.append(sorted(component))
+
+    for node in sorted(following):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def layer_violations(edges: list[tuple[str, str]]) -> list[str]:
+    wrong = []
+    for importer, imported in edges:
+        src, dst = _part(importer), _part(imported)
+        if src == dst:
+            if src == "games":
+                game, target = _game(importer), _game(imported)
+                if target is not None and target != game and imported != f"{PACKAGE}.games":
+                    wrong.append(f"{importer} -> {imported}: a game imports another game")
+            continue
+        if dst == "":  # the package's own __init__
+            continue
+        if dst not in ALLOWED.get(src, frozenset()):
+            wrong.append(f"{importer} -> {imported}: {src} may not import {dst}")
+    return wrong
+
+
+def test_the_package_has_no_import_cycle(graph: grimp.ImportGraph) -> None:
+    assert cycles(_edges(graph)) == []
+
+
+def test_every_import_points_down_the_layers(graph: grimp.ImportGraph) -> None:
+    assert layer_violations(_edges(graph)) == []
+
+
+def test_the_checks_see_what_they_must_refuse() -> None:
+    # The checks themselves, on a made-up graph: a cycle, an upward import and a game
+    # importing another game are all reported.
+    edges = [
+        ("pbmserv.core.a", "pbmserv.core.b"),
+        ("pbmserv.core.b", "pbmserv.core.a"),
+        ("pbmserv.core.a", "pbmserv.mail.smtp"),
+        ("pbmserv.mail.smtp", "pbmserv.games.hmdg"),
+        ("pbmserv.games.hmdg", "pbmserv.games.chameleon"),
+        ("pbmserv.games.entropy", "pbmserv.games.entropy_score"),
+        ("pbmserv.games.hmdg", "pbmserv.games.base"),
+    ]
+    assert cycles(edges) == [["pbmserv.core.a", "pbmserv.core.b"]]
+    assert layer_violations(edges) == [
+        "pbmserv.core.a -> pbmserv.mail.smtp: core may not import mail",
+        "pbmserv.mail.smtp -> pbmserv.games.hmdg: mail may not import games",
+        "pbmserv.games.hmdg -> pbmserv.games.chameleon: a game imports another game",
+    ]

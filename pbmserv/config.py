@@ -143,7 +143,7 @@ def _convert(name: str, raw: object) -> object:
         if kind == "int":
             if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):
                 raise ValueError(raw)
-            return int(raw)  # type: ignore[arg-type]
+            return int(raw)  # type: ignore[call-overload]
         if kind == "float":
             if isinstance(raw, bool):
                 raise ValueError(raw)
@@ -197,7 +197,7 @@ def load_settings(
     env = os.environ if environ is None else environ
     if config_file is None and env.get(CONFIG_ENV):
         config_file = Path(env[CONFIG_ENV])
-    values: dict[str, object] = {}
+    values: dict[str, Any] = {}
     games: dict[str, object] = {}
     if config_file is not None:
         data = read_config_file(config_file)

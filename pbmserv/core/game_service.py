@@ -16,7 +16,7 @@ from sqlalchemy.orm import joinedload
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User
+from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
     OMNISCIENT,
     PUBLIC,
@@ -191,7 +191,7 @@ def record_event(
     """Write one history entry (a move, a resignation, an operator's action), with the
     Message-ID of the mail that caused it."""
     ctx.session.execute(
-        insert(MoveRow.__table__).values(
+        insert(table_of(MoveRow)).values(
             game_id=board.row.id,
             ply=board.row.ply,
             seat=seat,

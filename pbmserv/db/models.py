@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
 from sqlalchemy import (
     JSON,
@@ -16,6 +17,7 @@ from sqlalchemy import (
     LargeBinary,
     MetaData,
     String,
+    Table,
     Text,
     UniqueConstraint,
     text,
@@ -293,3 +295,9 @@ class Match(Base):
     second: Mapped[User | None] = relationship(foreign_keys=[second_id], lazy="joined")
 
     __table_args__ = (Index("ix_matches_tournament_round", "tournament_id", "round"),)
+
+
+def table_of(model: type[Base]) -> Table:
+    """The Core table of a mapped class, for hot statements written without the ORM
+    (``__table__`` is typed as any FromClause; a declarative model's is always a Table)."""
+    return cast(Table, model.__table__)

@@ -167,9 +167,10 @@ _MAX_REFERENCES = 50
 _SCANNED = ("from", "message-id")
 
 _T = TypeVar("_T")
+_D = TypeVar("_D")
 
 
-def _guard(step: Callable[[], _T], default: _T) -> _T:
+def _guard(step: Callable[[], _T], default: _D) -> _T | _D:
     """Run one decoding step; a broken message makes it give ``default`` instead of raising."""
     try:
         return step()
@@ -597,7 +598,8 @@ def _param(part: Message, name: str) -> str:
     """A Content-Type parameter, lower-cased, "" when absent or unreadable."""
     value = _guard(lambda: part.get_param(name), None)
     if isinstance(value, tuple):  # RFC 2231 (charset, language, value)
-        value = _guard(lambda: collapse_rfc2231_value(value), None)
+        encoded = value
+        value = _guard(lambda: collapse_rfc2231_value(encoded), None)
     return value.strip().lower() if isinstance(value, str) else ""
 
 

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import aiosmtplib
 from sqlalchemy import (
+    ColumnElement,
     Delete,
     Engine,
     Update,
@@ -49,7 +50,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import core_transaction
-from pbmserv.db.models import OutboxMessage
+from pbmserv.db.models import OutboxMessage, table_of
 
 log = logging.getLogger("pbmserv.delivery")
 
@@ -131,9 +132,9 @@ class DeliveryReport:
 
 # --- the lease: which run may send and mark a row ------------------------------------------------
 
-_outbox = OutboxMessage.__table__
+_outbox = table_of(OutboxMessage)
 # Literally in the SQL, so that the planners can use the partial index on pending mail.
-_PENDING = literal_column("'pending'")
+_PENDING: ColumnElement[str] = literal_column("'pending'")
 
 # A send must end well inside the lease, or another server could take the message over and send
 # it too: a send may last half the lease, and the lease is renewed before a send once a quarter

@@ -20,10 +20,10 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.core.parser import printable
 from pbmserv.db.engine import transaction
-from pbmserv.db.models import InboxMessage
+from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.mail.decode import dedupe_key, header_from_address
 
-_INBOX = InboxMessage.__table__
+_INBOX = table_of(InboxMessage)
 
 # ``dedupe_key``'s form for a message without a Message-ID: a hash of its content.
 _CONTENT_KEY = "sha256:"

@@ -38,7 +38,7 @@ from pbmserv.core.password_checks import (
 from pbmserv.core.passwords import is_remembered
 from pbmserv.core.results import Notification, Section
 from pbmserv.db.engine import transaction
-from pbmserv.db.models import InboxMessage, OutboxMessage
+from pbmserv.db.models import InboxMessage, OutboxMessage, table_of
 from pbmserv.mail.compose import (
     build_message,
     render,
@@ -56,8 +56,8 @@ MAX_ATTEMPTS = 3
 #: write lock (SQLite) is held only briefly.
 BATCH = 20
 
-_INBOX = InboxMessage.__table__
-_OUTBOX = OutboxMessage.__table__
+_INBOX = table_of(InboxMessage)
+_OUTBOX = table_of(OutboxMessage)
 
 
 def outbox_row(

@@ -81,7 +81,7 @@ class InboxHandler:
         self,
         factory: sessionmaker[Session],
         settings: Settings,
-        on_stored: Callable[[], None] | None = None,
+        on_stored: Callable[[], object] | None = None,
     ) -> None:
         self.factory = factory
         self.settings = settings

@@ -55,7 +55,7 @@ def _best_perfect(
 ) -> tuple[int, Matching] | None:
     """The heaviest perfect matching containing ``forced_in`` and none of ``forced_out``."""
     taken = {v for edge in forced_in for v in edge}
-    graph = nx.Graph()
+    graph: nx.Graph[int] = nx.Graph()
     graph.add_nodes_from(v for v in range(vertices) if v not in taken)
     graph.add_weighted_edges_from(
         (a, b, w)

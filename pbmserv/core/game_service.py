@@ -144,7 +144,8 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
         raise CommandError(str(error)) from None
     except MoveError as error:  # well written, but the rules forbid it: no syntax lesson
         raise CommandError(str(error), syntax_was_right=True) from None
-    record_event(ctx, board, "move", canonical, seat, public)
+    chance = board.game.chance_outcome(new_state) if board.game.SPEC.uses_chance else None
+    record_event(ctx, board, "move", canonical, seat, public, chance)
     board.state = new_state
     board.row.ply += 1
     board.row.state = board.game.dump(new_state)
@@ -187,9 +188,10 @@ def record_event(
     text: str,
     seat: int | None = None,
     public_text: str | None = None,
+    chance: Mapping[str, Any] | None = None,
 ) -> None:
     """Write one history entry (a move, a resignation, an operator's action), with the
-    Message-ID of the mail that caused it."""
+    Message-ID of the mail that caused it and what chance drew in the move."""
     ctx.session.execute(
         insert(table_of(MoveRow)).values(
             game_id=board.row.id,
@@ -198,6 +200,7 @@ def record_event(
             kind=kind,
             text=text,
             public_text=public_text if public_text != text else None,
+            chance=chance,
             message_id=ctx.message_id,
             created_at=ctx.now(),
         )

@@ -222,6 +222,15 @@ class Game(ABC):
         """
         return self.format_move(state, move)
 
+    def chance_outcome(self, state: State) -> dict[str, Any] | None:
+        """What chance drew on the way to ``state`` (in ``new_game``, or in the ``apply`` that
+        made it), as JSON kept with the move's record; None when nothing was drawn.
+
+        Games that declare ``uses_chance`` override it. Only what every player may see: the
+        record is part of the public history, and a secret draw stays in the state.
+        """
+        return None
+
     def vary_hidden(self, state: State, viewer: int, rng: random.Random) -> State:
         """A state that differs from ``state`` only in secrets ``viewer`` may not see.
 

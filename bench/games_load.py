@@ -14,6 +14,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 try:
     import pbmserv  # noqa: F401
@@ -21,7 +22,7 @@ except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from pbmserv.games import all_games
-from pbmserv.games.base import Game, State
+from pbmserv.games.base import Game
 from pbmserv.games.testing import random_playout
 
 _REPEATS = 50  # calls timed together, so the clock's resolution does not matter
@@ -39,7 +40,7 @@ def _micros(call: object, arg: object) -> float:
     return statistics.median(rounds)
 
 
-def _longest(game: Game, games: int) -> list[State]:
+def _longest(game: Game, games: int) -> list[Any]:
     options = game.validate_options({}, game.SPEC.players)
     playouts = [random_playout(game, options, seed) for seed in range(games)]
     best = max(playouts, key=lambda p: len(p.steps))

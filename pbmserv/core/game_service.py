@@ -24,7 +24,6 @@ from pbmserv.games.base import (
     InvalidMoveError,
     MoveError,
     Outcome,
-    State,
     move_rng,
 )
 
@@ -39,7 +38,7 @@ class Board:
 
     row: GameRow
     game: Game
-    state: State
+    state: Any
 
     @property
     def number(self) -> int:
@@ -157,7 +156,7 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
     return Played(canonical, public)
 
 
-def replay_moves(board: Board, texts: Sequence[str]) -> State:
+def replay_moves(board: Board, texts: Sequence[str]) -> Any:
     """The state after playing ``texts`` (canonical move texts) from the board's start."""
     game, state = board.game, starting_state(board)
     for ply, text in enumerate(texts):
@@ -174,7 +173,7 @@ def replay_moves(board: Board, texts: Sequence[str]) -> State:
     return state
 
 
-def _try_parse(game: Game, state: State, seat: int, text: str) -> Any:
+def _try_parse(game: Game, state: Any, seat: int, text: str) -> Any:
     try:
         return game.parse_move(state, seat, text)
     except MoveError:
@@ -279,7 +278,7 @@ def history(ctx: CommandContext, board: Board) -> list[MoveRow]:
     )
 
 
-def starting_state(board: Board) -> State:
+def starting_state(board: Board) -> Any:
     """The board's first position, rebuilt from its options and seed."""
     return board.game.new_game(board.row.options, new_game_rng(board.row.seed))
 

@@ -11,15 +11,17 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 # Viewers other than a seat number. A seat is an int >= 0.
 PUBLIC = "public"
 OMNISCIENT = "omniscient"
 Viewer = int | str
 
-State = Any
-Move = Any
+#: A game's state: an immutable value (or one copied on apply), JSON-serialisable by ``dump``.
+S = TypeVar("S")
+#: A game's move, as ``parse_move`` reads it and ``apply`` plays it.
+M = TypeVar("M")
 
 
 class MoveError(ValueError):
@@ -147,8 +149,9 @@ class Outcome:
         return not self.winners
 
 
-class Game(ABC):
-    """Base class of every game. Subclasses are stateless: all state lives in ``State`` values."""
+class Game(ABC, Generic[S, M]):
+    """Base class of every game, typed by its state ``S`` and move ``M``. Subclasses are
+    stateless: all state lives in the ``S`` values."""
 
     SPEC: GameSpec
     #: Version of the JSON written by ``dump``; ``load`` refuses other versions.
@@ -174,46 +177,46 @@ class Game(ABC):
         return values
 
     @abstractmethod
-    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> State:
+    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> S:
         """The starting state for validated options."""
 
     @abstractmethod
-    def to_move(self, state: State) -> Turn:
+    def to_move(self, state: S) -> Turn:
         """Which seats must act now."""
 
     @abstractmethod
-    def parse_move(self, state: State, seat: int, text: str) -> Move:
+    def parse_move(self, state: S, seat: int, text: str) -> M:
         """Read a move; raise a graded MoveError whose message quotes ``text``."""
 
     @abstractmethod
-    def format_move(self, state: State, move: Move) -> str:
+    def format_move(self, state: S, move: M) -> str:
         """Canonical text of a move in ``state``; it parses back to the same move."""
 
     @abstractmethod
-    def legal_moves(self, state: State, seat: int) -> list[Move]:
+    def legal_moves(self, state: S, seat: int) -> list[M]:
         """Every legal move for ``seat`` (empty if it is not that seat's turn)."""
 
     @abstractmethod
-    def apply(self, state: State, move: Move, rng: random.Random) -> State:
+    def apply(self, state: S, move: M, rng: random.Random) -> S:
         """The state after ``move``; never changes ``state`` itself."""
 
     @abstractmethod
-    def outcome(self, state: State) -> Outcome | None:
+    def outcome(self, state: S) -> Outcome | None:
         """The result, or None while the game goes on."""
 
     @abstractmethod
-    def render(self, state: State, viewer: Viewer) -> str:
+    def render(self, state: S, viewer: Viewer) -> str:
         """A text diagram for a seat, PUBLIC or OMNISCIENT."""
 
     @abstractmethod
-    def dump(self, state: State) -> dict[str, Any]:
+    def dump(self, state: S) -> dict[str, Any]:
         """JSON-serialisable data with a ``version`` key."""
 
     @abstractmethod
-    def load(self, data: Mapping[str, Any]) -> State:
+    def load(self, data: Mapping[str, Any]) -> S:
         """Rebuild a state from ``dump`` output; raise StateError if it is not valid."""
 
-    def public_move_text(self, state: State, move: Move) -> str:
+    def public_move_text(self, state: S, move: M) -> str:
         """What everyone but the mover may learn of ``move`` played in ``state``.
 
         The canonical text (``format_move``) is kept for replay and shown only to the mover;
@@ -222,7 +225,7 @@ class Game(ABC):
         """
         return self.format_move(state, move)
 
-    def chance_outcome(self, state: State) -> dict[str, Any] | None:
+    def chance_outcome(self, state: S) -> dict[str, Any] | None:
         """What chance drew on the way to ``state`` (in ``new_game``, or in the ``apply`` that
         made it), as JSON kept with the move's record; None when nothing was drawn.
 
@@ -231,7 +234,7 @@ class Game(ABC):
         """
         return None
 
-    def vary_hidden(self, state: State, viewer: int, rng: random.Random) -> State:
+    def vary_hidden(self, state: S, viewer: int, rng: random.Random) -> S:
         """A state that differs from ``state`` only in secrets ``viewer`` may not see.
 
         Every game that declares ``hidden_information`` implements it: the conformance kit
@@ -242,7 +245,7 @@ class Game(ABC):
     def export(
         self,
         fmt: str,
-        start: State,
+        start: S,
         moves: Sequence[str],
         outcome: Outcome | None,
         headers: Mapping[str, str],
@@ -255,15 +258,15 @@ class Game(ABC):
         """
         raise ValueError(f"{self.SPEC.name} has no {fmt} record")
 
-    def seat_name(self, state: State, seat: int) -> str:
+    def seat_name(self, state: S, seat: int) -> str:
         """The name of a seat's side in this position (a game with a swap may change it)."""
         return self.SPEC.seat_names[seat]
 
-    def move_number(self, state: State) -> int:
+    def move_number(self, state: S) -> int:
         """How many moves have been made (shown in board mail)."""
         return int(getattr(state, "ply", 0))
 
-    def last_move_text(self, state: State) -> str | None:
+    def last_move_text(self, state: S) -> str | None:
         """The last move as everyone may see it (public text), if the state keeps it."""
         return getattr(state, "last_move", None)
 

@@ -27,10 +27,8 @@ from pbmserv.games.base import (
     Game,
     IllegalMoveError,
     InvalidMoveError,
-    Move,
     MoveError,
     OptionError,
-    State,
     Viewer,
     move_rng,
 )
@@ -82,10 +80,10 @@ class Step:
 
     ply: int
     seat: int
-    move: Move
+    move: Any
     text: str
-    before: State
-    after: State
+    before: Any
+    after: Any
 
 
 @dataclass
@@ -95,16 +93,16 @@ class Playout:
     game: Game
     options: dict[str, Any]
     seed: int
-    start: State
+    start: Any
     steps: list[Step] = field(default_factory=list)
 
     @property
-    def final(self) -> State:
+    def final(self) -> Any:
         """The last state reached."""
         return self.steps[-1].after if self.steps else self.start
 
     @property
-    def states(self) -> list[State]:
+    def states(self) -> list[Any]:
         """Every state, the start first."""
         return [self.start, *(step.after for step in self.steps)]
 
@@ -265,7 +263,7 @@ def random_playout(
 
 def replay(
     game: Game, options: Mapping[str, Any], seed: int, record: Iterable[tuple[int, str]]
-) -> list[State]:
+) -> list[Any]:
     """Replay ``(seat, text)`` moves from the start as the server does; every state, start
     first. Raises the game's MoveError if a text does not parse."""
     state = game.new_game(options, random.Random(seed))
@@ -281,7 +279,7 @@ def replay(
 
 def check_position(
     game: Game,
-    state: State,
+    state: Any,
     *,
     seed: int = 0,
     ply: int = 0,
@@ -354,7 +352,7 @@ def check_position(
     return data
 
 
-def _check_storage(game: Game, state: State, where: str) -> dict[str, Any]:
+def _check_storage(game: Game, state: Any, where: str) -> dict[str, Any]:
     raw = game.dump(state)
     if not isinstance(raw, dict) or raw.get("version") != game.STATE_VERSION:
         raise _fail(f"{where}: dump() must be a dict with version {game.STATE_VERSION}")
@@ -366,7 +364,7 @@ def _check_storage(game: Game, state: State, where: str) -> dict[str, Any]:
 
 
 def _check_move(
-    game: Game, state: State, seat: int, move: Move, text: str, seed: int, ply: int, where: str
+    game: Game, state: Any, seat: int, move: Any, text: str, seed: int, ply: int, where: str
 ) -> None:
     if not isinstance(text, str) or not text.strip() or "\n" in text:
         raise _fail(f"{where}: format_move gave {text!r}")
@@ -390,7 +388,7 @@ def _check_message(exc: MoveError, text: str, where: str) -> None:
         raise _fail(f"{where}: the error for {text!r} does not quote it: {message}")
 
 
-def _expect_illegal(game: Game, state: State, seat: int, text: str, where: str) -> None:
+def _expect_illegal(game: Game, state: Any, seat: int, text: str, where: str) -> None:
     try:
         game.parse_move(state, seat, text)
     except IllegalMoveError as exc:
@@ -403,11 +401,11 @@ def _expect_illegal(game: Game, state: State, seat: int, text: str, where: str) 
     raise _fail(f"{where}: {text!r} was accepted")
 
 
-def _legal_texts(game: Game, state: State, seat: int) -> set[str]:
+def _legal_texts(game: Game, state: Any, seat: int) -> set[str]:
     return {game.format_move(state, m) for m in game.legal_moves(state, seat)}
 
 
-def check_garbage(game: Game, state: State, where: str = "") -> None:
+def check_garbage(game: Game, state: Any, where: str = "") -> None:
     """Each of :data:`GARBAGE_INPUTS` raises a one-line MoveError that quotes the input, for
     every seat to move in ``state``."""
     where = where or game.SPEC.name
@@ -421,7 +419,7 @@ def check_garbage(game: Game, state: State, where: str = "") -> None:
             raise _fail(f"{where}: garbage {text!r} was accepted as {move!r}")
 
 
-def _seen_by(game: Game, state: State, viewer: Viewer) -> dict[str, Any]:
+def _seen_by(game: Game, state: Any, viewer: Viewer) -> dict[str, Any]:
     """Everything ``viewer`` is shown of ``state`` through the contract."""
     turn = game.to_move(state)
     seen: dict[str, Any] = {
@@ -448,7 +446,7 @@ def _seen_by(game: Game, state: State, viewer: Viewer) -> dict[str, Any]:
     return seen
 
 
-def check_hidden(game: Game, state: State, seed: int = 0, where: str = "") -> bool:
+def check_hidden(game: Game, state: Any, seed: int = 0, where: str = "") -> bool:
     """No-leak check for a game with hidden information: for each seat and the public, a state
     that differs only in secrets that viewer may not see (``vary_hidden``) must look the same
     to it: diagram, turn, prompt, legal moves and their public texts, error messages. Returns
@@ -533,7 +531,7 @@ def check_repeated_moves(playout: Playout, tries_per_position: int = 2) -> None:
             _expect_illegal(game, final, seat, last.text, f"{playout.where()}: after the end")
 
 
-def _check_repeat(game: Game, state: State, seat: int, text: str, where: str) -> None:
+def _check_repeat(game: Game, state: Any, seat: int, text: str, where: str) -> None:
     try:
         move = game.parse_move(state, seat, text)
     except (IllegalMoveError, AmbiguousMoveError) as exc:

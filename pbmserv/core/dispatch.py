@@ -104,6 +104,7 @@ def verb_command(game: Game, name: str) -> CommandSpec | None:
         game_scoped=True,
         secret_words=(4,),
         min_words=5,
+        move_from=5,  # the verb is public; the words after the password may not be
     )
 
 
@@ -159,9 +160,11 @@ def dispatch_line(ctx: CommandContext, text: str) -> Section:
     except CommandError as error:
         return _error(_unknown_quote(line), error, None)
     section = _run(ctx, line, spec, game)
-    if game is not None and game.SPEC.hidden_information and len(line.words) > 5:
-        # The words after the password may be a secret move: the log keeps only the verb.
-        section.log_command = " ".join([*section.command.split()[:5], "[hidden]"])
+    hides = game is not None and game.SPEC.hidden_information
+    if hides and spec.move_from is not None and len(line.words) > spec.move_from:
+        # The move may hold a secret: the log keeps only the words before it.
+        kept = section.command.split()[: spec.move_from]
+        section.log_command = " ".join([*kept, "[hidden]"])
         section.summary = section.summary if section.ok else "error (hidden move)"
     return section
 

@@ -291,3 +291,15 @@ def test_a_challenged_player_may_decline_before_moving(players: Client) -> None:
     assert all("declined" in n.subject for n in mailed), [n.subject for n in mailed]
     again = players.run("chameleon decline 1 bob hunter22")
     assert not again.ok and "already over" in again.text
+
+
+def test_logs_leave_out_a_hidden_move_but_only_a_move(players: Client) -> None:
+    assert players.run("hmdg challenge alice bob").ok
+    # The opening point is a move: the log keeps the words before it.
+    opening = players.run("hmdg move 1 alice secret1 E5")
+    assert opening.ok and opening.log_fields()["command"] == "hmdg move 1 alice ******** [hidden]"
+    reveal = players.run("hmdg reveal 1 alice secret1 C3")
+    assert reveal.log_fields()["command"] == "hmdg reveal 1 alice ******** [hidden]"
+    # A command that carries no move is logged as quoted, however many words it has.
+    board = players.run("hmdg board 1 alice secret1 extra")
+    assert board.log_fields()["command"] == "hmdg board 1 alice ******** ********"

@@ -124,6 +124,7 @@ def _play_and_report(
     game_scoped=True,
     secret_words=(4,),
     min_words=6,
+    move_from=5,
 )
 def move(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     assert game is not None

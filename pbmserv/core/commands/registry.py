@@ -32,6 +32,9 @@ class CommandSpec:
     details: str = ""
     #: Words past this are quoted as ******** (a password typed where none belongs).
     max_words: WordLimit = None
+    #: Index of the first word that may be part of a move, if the command carries one: in a
+    #: game with hidden information such words may hold a secret, and logs leave them out.
+    move_from: int | None = None
 
     def shown_words(self, words: tuple[str, ...]) -> int | None:
         """How many leading words may be quoted back (secret words still masked)."""
@@ -55,12 +58,22 @@ def command(
     min_words: int = 1,
     details: str = "",
     max_words: WordLimit = None,
+    move_from: int | None = None,
 ) -> Callable[[Handler], Handler]:
     """Register a command handler under ``name``."""
 
     def register(handler: Handler) -> Handler:
         spec = CommandSpec(
-            name, syntax, summary, handler, game_scoped, secret_words, min_words, details, max_words
+            name,
+            syntax,
+            summary,
+            handler,
+            game_scoped,
+            secret_words,
+            min_words,
+            details,
+            max_words,
+            move_from,
         )
         (GAME_COMMANDS if game_scoped else TOP_LEVEL)[name] = spec
         return handler

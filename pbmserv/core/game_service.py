@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +128,16 @@ class Played:
 
 def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
     """Parse and apply ``text`` for ``seat``."""
+    return _play(ctx, board, seat, lambda: board.game.parse_move(board.state, seat, text))
+
+
+def play_swap(ctx: CommandContext, board: Board, seat: int) -> Played:
+    """Take the swap for ``seat``, in a game that has one (``SPEC.has_swap``)."""
+    return _play(ctx, board, seat, lambda: board.game.swap_move(board.state, seat))
+
+
+def _play(ctx: CommandContext, board: Board, seat: int, choose: Callable[[], Any]) -> Played:
+    """Apply the move ``choose`` gives for ``seat`` (a MoveError if there is none)."""
     if board.finished:
         raise CommandError(f"board {board.number} is over: {result_text(board)}")
     turn = board.game.to_move(board.state)
@@ -135,7 +145,7 @@ def play(ctx: CommandContext, board: Board, seat: int, text: str) -> Played:
         waiting = ", ".join(board.user_at(s).display_id for s in sorted(turn.seats))
         raise CommandError(f"it is not your turn on board {board.number}: waiting for {waiting}")
     try:
-        move = board.game.parse_move(board.state, seat, text)
+        move = choose()
         canonical = board.game.format_move(board.state, move)
         public = board.game.public_move_text(board.state, move)
         new_state = board.game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))

@@ -225,6 +225,11 @@ class Game(ABC, Generic[S, M]):
         """
         return self.format_move(state, move)
 
+    def swap_move(self, state: S, seat: int) -> M:
+        """The move by which ``seat`` takes the swap (games whose SPEC ``has_swap``); a graded
+        MoveError when it may not, now or ever."""
+        raise IllegalMoveError(f"{self.SPEC.title} has no swap option")
+
     def chance_outcome(self, state: S) -> dict[str, Any] | None:
         """What chance drew on the way to ``state`` (in ``new_game``, or in the ``apply`` that
         made it), as JSON kept with the move's record; None when nothing was drawn.

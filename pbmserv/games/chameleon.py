@@ -313,6 +313,10 @@ class Chameleon(Game):
             return SWAP
         return f"{_cell_name(move.col, move.row)}{move.piece}"
 
+    def swap_move(self, state: ChameleonState, seat: int) -> ChameleonMove:
+        """The swap, with the same reasons as ``swap`` written as a move when it may not."""
+        return self.parse_move(state, seat, SWAP)
+
     def legal_moves(self, state: ChameleonState, seat: int) -> list[ChameleonMove]:
         """Both pieces on every empty cell, and ``swap`` on the second move."""
         if state.result is not None or seat != state.ply % 2:

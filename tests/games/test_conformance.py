@@ -182,3 +182,18 @@ def test_the_no_leak_check_passes_a_game_that_hides_well() -> None:
 def test_the_no_leak_check_catches_leaks(game: Game, match: str) -> None:
     with pytest.raises(ConformanceError, match=match):
         check_playout(game, {}, seed=1)
+
+
+@pytest.mark.parametrize("game", all_games(), ids=lambda g: g.SPEC.name)
+def test_the_swap_is_a_move_of_games_that_have_one(game: Game) -> None:
+    playout = random_playout(game, game.validate_options({}, game.SPEC.players), 0)
+    second = playout.steps[1].before  # the position of the second move
+    seat = next(iter(game.to_move(second).seats))
+    if not game.SPEC.has_swap:
+        with pytest.raises(MoveError):
+            game.swap_move(second, seat)
+        return
+    swap = game.swap_move(second, seat)
+    assert swap in game.legal_moves(second, seat)
+    with pytest.raises(MoveError):  # never on the first move
+        game.swap_move(playout.start, next(iter(game.to_move(playout.start).seats)))

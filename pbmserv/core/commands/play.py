@@ -92,10 +92,14 @@ def _play_and_report(
     game: Game,
     board: Board,
     seat: int,
-    text: str,
+    text: str | None,
 ) -> Section:
+    """Play ``text`` for ``seat`` (None: take the swap) and report it to everyone."""
     mover = board.seat_label(seat)  # the role the mover plays this move in (roles may change)
-    played = service.play(ctx, board, seat, text)
+    if text is None:
+        played = service.play_swap(ctx, board, seat)
+    else:
+        played = service.play(ctx, board, seat, text)
     service.notify_board(
         ctx,
         board,
@@ -154,7 +158,7 @@ def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     if not game.SPEC.has_swap:
         raise CommandError(f"{game.SPEC.title} has no swap option")
     board, _user, seat = _player(ctx, game, line)
-    return _play_and_report(ctx, game, board, seat, "swap")
+    return _play_and_report(ctx, game, board, seat, None)
 
 
 @command(

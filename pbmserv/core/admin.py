@@ -30,7 +30,7 @@ from pbmserv.db.models import (
     User,
 )
 from pbmserv.games import find_game
-from pbmserv.games.base import OMNISCIENT, PUBLIC, Outcome
+from pbmserv.games.base import OMNISCIENT, PUBLIC, Outcome, Termination
 
 # --- users ---------------------------------------------------------------------------------
 
@@ -264,7 +264,9 @@ def adjudicate(
         raise CommandError(f"board {board.number} is already over: {service.result_text(board)}")
     winners = frozenset() if winner is None else frozenset({_seat_by_name(board, winner)})
     why = "adjudicated by the operator" + (f": {reason}" if reason else "")
-    service.conclude(ctx, board, Outcome(winners=winners, reason=why))
+    service.conclude(
+        ctx, board, Outcome(winners=winners, reason=why, termination=Termination.ADJUDICATION)
+    )
     board.row.updated_at = ctx.now()
     service.record_event(ctx, board, "adjudicate", why)
     result = service.result_text(board)

@@ -24,6 +24,7 @@ from pbmserv.games.base import (
     InvalidMoveError,
     MoveError,
     Outcome,
+    Termination,
     move_rng,
 )
 
@@ -231,6 +232,7 @@ def finish(board: Board, outcome: Outcome) -> None:
         "winners": sorted(outcome.winners),
         "reason": outcome.reason,
         "scores": dict(outcome.scores) if outcome.scores else None,
+        "termination": outcome.termination.value,
     }
 
 
@@ -239,7 +241,8 @@ def resign(ctx: CommandContext, board: Board, seat: int) -> None:
         raise CommandError(f"board {board.number} is already over: {result_text(board)}")
     record_event(ctx, board, "resign", "resigns", seat)
     others = frozenset(s.seat for s in board.row.seats if s.seat != seat)
-    conclude(ctx, board, Outcome(winners=others, reason=f"{board.seat_label(seat)} resigned"))
+    reason = f"{board.seat_label(seat)} resigned"
+    conclude(ctx, board, Outcome(others, reason, termination=Termination.RESIGNATION))
     board.row.updated_at = ctx.now()
 
 
@@ -265,7 +268,8 @@ def decline(ctx: CommandContext, board: Board, seat: int) -> None:
         )
     record_event(ctx, board, "decline", "declines the challenge", seat)
     label = board.seat_label(seat)
-    finish(board, Outcome(winners=frozenset(), reason=f"{label} declined the challenge"))
+    reason = f"{label} declined the challenge"
+    finish(board, Outcome(frozenset(), reason, termination=Termination.DECLINED))
     board.row.result = {**(board.row.result or {}), "declined": True}
     board.row.updated_at = ctx.now()
 
@@ -303,7 +307,16 @@ def board_outcome(board: Board) -> Outcome | None:
         winners=frozenset(result.get("winners", [])),
         reason=result.get("reason", ""),
         scores={int(k): v for k, v in scores.items()} if scores else None,
+        termination=_termination(result.get("termination")),
     )
+
+
+def _termination(stored: object) -> Termination:
+    """The stored kind of end; UNKNOWN for results stored before kinds were kept."""
+    try:
+        return Termination(stored)
+    except ValueError:
+        return Termination.UNKNOWN
 
 
 def record_headers(board: Board) -> dict[str, str]:

@@ -24,7 +24,7 @@ from pbmserv.core.results import Notification
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow
 from pbmserv.games import find_game
-from pbmserv.games.base import Outcome
+from pbmserv.games.base import Outcome, Termination
 
 
 @dataclass
@@ -125,7 +125,9 @@ def _forfeit(ctx: CommandContext, board: Board, days: float) -> None:
     names = ", ".join(board.seat_label(s) for s in idle)
     winners = frozenset(s.seat for s in board.row.seats if s.seat not in idle)
     reason = f"forfeited: {names} made no move in {days:g} days"
-    service.conclude(ctx, board, Outcome(winners=winners, reason=reason))
+    service.conclude(
+        ctx, board, Outcome(winners=winners, reason=reason, termination=Termination.FORFEIT)
+    )
     board.row.updated_at = ctx.now()
     service.record_event(ctx, board, "forfeit", reason)
     service.notify_board(ctx, board, f"The board was {reason}.")

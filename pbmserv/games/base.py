@@ -11,6 +11,7 @@ import random
 from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any, Generic, TypeVar
 
 # Viewers other than a seat number. A seat is an int >= 0.
@@ -136,13 +137,34 @@ class Turn:
     prompts: Mapping[int, str] = field(default_factory=dict)
 
 
+class Termination(Enum):
+    """What kind of end a game came to (after python-chess's ``Termination``), so that code
+    and tests ask for the kind, never match the reason's words."""
+
+    # By the rules of the game:
+    GOAL = "goal"  # a side reached the game's aim: a connection, a line, a capture, a crossing
+    NO_MOVES = "no_moves"  # the side to act had no legal move (stalemate and the like)
+    SCORE = "score"  # played to the end and decided on points
+    REPETITION = "repetition"  # a position repeated (fivefold, or a threefold claimed)
+    MOVE_LIMIT = "move_limit"  # a limit on moves ran out (75 or a claimed 50, nightfall)
+    AGREEMENT = "agreement"  # the players agreed a draw
+    # By the players or the server, outside the rules of the game:
+    RESIGNATION = "resignation"
+    FORFEIT = "forfeit"  # idle past the limit, or withdrawn from the tournament
+    ADJUDICATION = "adjudication"  # the operator's ruling
+    DECLINED = "declined"  # the challenged player refused the board before moving
+    UNKNOWN = "unknown"  # a result stored before terminations were recorded
+
+
 @dataclass(frozen=True)
 class Outcome:
-    """How a game ended. ``winners`` is empty for a draw."""
+    """How a game ended. ``winners`` is empty for a draw; ``reason`` says it in words for
+    people, ``termination`` in a kind for code."""
 
     winners: frozenset[int]
     reason: str
     scores: Mapping[int, float] | None = None
+    termination: Termination = field(kw_only=True)
 
     @property
     def is_draw(self) -> bool:

@@ -46,6 +46,7 @@ from pbmserv.games.base import (
     OptionSpec,
     Outcome,
     StateError,
+    Termination,
     Turn,
     Viewer,
 )
@@ -109,6 +110,8 @@ class BuffaloState:
     last_move: str | None = None
     winner: int | None = None
     reason: str = ""
+    #: The kind of end, set with ``winner`` by the rules (not stored: they give it again).
+    termination: Termination | None = None
 
     @property
     def to_move(self) -> int:
@@ -275,13 +278,18 @@ def _judge(state: BuffaloState) -> BuffaloState:
     crossed = [name(i) for i in range(COLS) if cells[i] == BUFFALO]
     if crossed:
         reason = f"a buffalo crossed the river to row 1, at {crossed[0]}"
-        return replace(state, winner=BLACK, reason=reason)
+        return replace(state, winner=BLACK, reason=reason, termination=Termination.GOAL)
     if state.to_move == WHITE and next(_white_moves(cells), None) is None:
-        return replace(state, winner=BLACK, reason="White cannot move")
+        return replace(
+            state, winner=BLACK, reason="White cannot move", termination=Termination.NO_MOVES
+        )
     if state.to_move == BLACK and next(_buffalo_moves(cells), None) is None:
-        why = "every buffalo is captured" if BUFFALO not in cells else "no buffalo can move"
-        return replace(state, winner=WHITE, reason=why)
-    return replace(state, winner=None, reason="")
+        if BUFFALO not in cells:
+            why, kind = "every buffalo is captured", Termination.GOAL
+        else:
+            why, kind = "no buffalo can move", Termination.NO_MOVES
+        return replace(state, winner=WHITE, reason=why, termination=kind)
+    return replace(state, winner=None, reason="", termination=None)
 
 
 # --- reading moves ---------------------------------------------------------------------------
@@ -566,7 +574,8 @@ class Buffalo(Game):
         """Set by the move that ended the game; None while it goes on."""
         if state.winner is None:
             return None
-        return Outcome(frozenset({state.winner}), state.reason)
+        assert state.termination is not None  # set with the winner
+        return Outcome(frozenset({state.winner}), state.reason, termination=state.termination)
 
     # --- the diagram ---------------------------------------------------------------------------
 

@@ -30,6 +30,7 @@ from pbmserv.games.base import (
     OptionSpec,
     Outcome,
     StateError,
+    Termination,
     Turn,
     Viewer,
 )
@@ -536,6 +537,7 @@ def _result(swapped: bool, mover: int, touched: int, piece: str) -> Outcome | No
                 f"{role} wins: the {piece} chain joins top and bottom and "
                 "left and right at once, and the mover wins"
             ),
+            termination=Termination.GOAL,
         )
     if vert_done:
         winner, role, what = vert_seat, VERT, "top and bottom"
@@ -544,7 +546,7 @@ def _result(swapped: bool, mover: int, touched: int, piece: str) -> Outcome | No
     reason = f"{role} wins: an {piece} chain joins {what}"
     if mover != winner:
         reason += f", completed by {HORZ if role == VERT else VERT}'s move"
-    return Outcome(winners=frozenset({winner}), reason=reason)
+    return Outcome(winners=frozenset({winner}), reason=reason, termination=Termination.GOAL)
 
 
 GAME = Chameleon()

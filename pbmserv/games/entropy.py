@@ -42,6 +42,7 @@ from pbmserv.games.base import (
     OptionSpec,
     Outcome,
     StateError,
+    Termination,
     Turn,
     VerbSpec,
     Viewer,
@@ -774,17 +775,24 @@ def _result(state: EntropyState) -> Outcome:
     second_order = state.order_seat  # Order of round 2; Order of round 1 is the other seat
     scores = {second_order: second, 1 - second_order: first}
     if first == second:
-        return Outcome(frozenset(), f"both scored {first} points as Order", scores)
+        return Outcome(
+            frozenset(),
+            f"both scored {first} points as Order",
+            scores,
+            termination=Termination.SCORE,
+        )
     if second > first:
         return Outcome(
             frozenset({second_order}),
             f"{second} points as Order in round 2, against {first} in round 1",
             scores,
+            termination=Termination.SCORE,
         )
     return Outcome(
         frozenset({1 - second_order}),
         f"{first} points as Order in round 1, against {second} in round 2",
         scores,
+        termination=Termination.SCORE,
     )
 
 

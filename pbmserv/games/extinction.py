@@ -35,6 +35,7 @@ from pbmserv.games.base import (
     InvalidMoveError,
     Outcome,
     StateError,
+    Termination,
     Turn,
     VerbSpec,
     Viewer,
@@ -298,11 +299,23 @@ def _key_of(fen: str) -> str:
 
 def _claim(state: ExtinctionState) -> str | None:
     """The rule by which the player to move may claim a draw now, or None."""
+    kind = _claim_kind(state)
+    return None if kind is None else _CLAIMS[kind]
+
+
+def _claim_kind(state: ExtinctionState) -> Termination | None:
+    """The kind of draw the player to move may claim now, or None."""
     if state.seen.count(state.seen[-1]) >= CLAIM_REPETITIONS:
-        return "threefold repetition"
+        return Termination.REPETITION
     if state._board.halfmove_clock >= CLAIM_HALFMOVES:
-        return "the fifty-move rule"
+        return Termination.MOVE_LIMIT
     return None
+
+
+_CLAIMS: Final = {
+    Termination.REPETITION: "threefold repetition",
+    Termination.MOVE_LIMIT: "the fifty-move rule",
+}
 
 
 def _kinds_text(kinds: Sequence[chess.PieceType]) -> str:
@@ -326,15 +339,15 @@ def _extinction_result(board: ExtinctionBoard) -> Outcome | None:
             f"{mover_name} has no {_kinds_text(mover_gone)} left either, and the player who "
             "moved wins"
         )
-        return Outcome(frozenset({_seat(mover)}), reason)
+        return Outcome(frozenset({_seat(mover)}), reason, termination=Termination.GOAL)
     if other_gone:
         reason = f"{mover_name} wins: {other_name} has no {_kinds_text(other_gone)} left"
-        return Outcome(frozenset({_seat(mover)}), reason)
+        return Outcome(frozenset({_seat(mover)}), reason, termination=Termination.GOAL)
     if mover_gone:
         reason = f"{other_name} wins: {mover_name} has no {_kinds_text(mover_gone)} left"
         if mover_gone == [chess.PAWN]:
             reason += f" ({mover_name} promoted the last one)"
-        return Outcome(frozenset({_seat(board.turn)}), reason)
+        return Outcome(frozenset({_seat(board.turn)}), reason, termination=Termination.GOAL)
     return None
 
 
@@ -346,13 +359,23 @@ def _position_result(board: ExtinctionBoard, seen: Sequence[str]) -> Outcome | N
         return result
     if not any(board.generate_legal_moves()):
         name = SEAT_NAMES[_seat(board.turn)]
-        return Outcome(frozenset(), f"stalemate: {name} has no legal move")
+        return Outcome(
+            frozenset(),
+            f"stalemate: {name} has no legal move",
+            termination=Termination.NO_MOVES,
+        )
     if board.halfmove_clock >= AUTO_HALFMOVES:
         return Outcome(
-            frozenset(), "75-move rule: 75 moves by each side without a capture or a pawn move"
+            frozenset(),
+            "75-move rule: 75 moves by each side without a capture or a pawn move",
+            termination=Termination.MOVE_LIMIT,
         )
     if seen.count(seen[-1]) >= AUTO_REPETITIONS:
-        return Outcome(frozenset(), "fivefold repetition: the same position occurred five times")
+        return Outcome(
+            frozenset(),
+            "fivefold repetition: the same position occurred five times",
+            termination=Termination.REPETITION,
+        )
     return None
 
 
@@ -856,11 +879,18 @@ class ExtinctionChess(Game):
         name = SEAT_NAMES[seat]
         kind = self._draw_kind(state)
         if kind == "claim":
-            outcome = Outcome(frozenset(), f"{name} claimed a draw by {_claim(state)}")
+            claimed = _claim_kind(state)
+            assert claimed is not None
+            reason = f"{name} claimed a draw by {_CLAIMS[claimed]}"
+            outcome = Outcome(frozenset(), reason, termination=claimed)
             return replace(state, result=outcome)
         if kind == "accept":
             offer = f"{SEAT_NAMES[1 - seat]}'s offer"
-            outcome = Outcome(frozenset(), f"draw by agreement: {name} accepted {offer}")
+            outcome = Outcome(
+                frozenset(),
+                f"draw by agreement: {name} accepted {offer}",
+                termination=Termination.AGREEMENT,
+            )
             return replace(state, result=outcome)
         if state.draw_offer == seat:
             raise IllegalMoveError(f"{name} has already offered a draw this turn")
@@ -923,7 +953,11 @@ class ExtinctionChess(Game):
         pieces, the last move, a standing draw offer and the result."""
         result = None
         if state.result is not None:
-            result = {"winners": sorted(state.result.winners), "reason": state.result.reason}
+            result = {
+                "winners": sorted(state.result.winners),
+                "reason": state.result.reason,
+                "termination": state.result.termination.value,
+            }
         return {
             "version": self.STATE_VERSION,
             "fen": state.fen,
@@ -1170,12 +1204,29 @@ def _load_result(stored: object, state: ExtinctionState) -> Outcome | None:
     ):
         raise StateError(f"extinction: bad result {stored!r}")
     if computed is not None:
-        if stored["winners"] != sorted(computed.winners):
+        if stored["winners"] != sorted(computed.winners) or stored.get("termination") not in (
+            None,
+            computed.termination.value,
+        ):
             raise StateError(f"extinction: the stored result does not match the board: {stored!r}")
         return computed
     if stored["winners"] or (_claim(state) is None and state.draw_offer is None):
         raise StateError(f"extinction: nothing on the board explains the result {stored!r}")
-    return Outcome(frozenset(), stored["reason"])
+    termination = _stored_draw_kind(stored, state)
+    return Outcome(frozenset(), stored["reason"], termination=termination)
+
+
+def _stored_draw_kind(stored: Mapping[str, Any], state: ExtinctionState) -> Termination:
+    """A claimed or agreed draw's kind; states stored before it was kept give it from the
+    position (an offer standing: agreed; otherwise the claim the position allowed)."""
+    raw = stored.get("termination")
+    if raw is None:
+        claimed = _claim_kind(state)
+        return Termination.AGREEMENT if state.draw_offer is not None or not claimed else claimed
+    allowed = (Termination.AGREEMENT, *_CLAIMS)
+    if raw not in [kind.value for kind in allowed]:
+        raise StateError(f"extinction: bad draw kind {raw!r}")
+    return Termination(raw)
 
 
 GAME = ExtinctionChess()

@@ -41,6 +41,7 @@ from pbmserv.games.base import (
     MoveError,
     Outcome,
     StateError,
+    Termination,
     Turn,
     VerbSpec,
     Viewer,
@@ -74,6 +75,7 @@ SECOND_PLAYER: Final = "second player"
 #: text, never chosen from the position: examples picked to avoid the opponent's hidden pieces
 #: would give them away, so they may well name one of them.
 HOW_TO_MOVE: Final = "name a point and the line to announce, like C5 row or C5 col"
+NO_POINT_LEFT: Final = "neither player has a point left to play on"
 HOW_TO_REVEAL: Final = "write reveal and the points, like reveal C3 C7, or reveal none"
 
 
@@ -389,12 +391,16 @@ def _next_turn(
     side, other = record.side, 1 - record.side
     if win is not None:
         reason = f"{SIDES[side]} made two lines of five: {win[0]} and {win[1]}"
-        return side, Outcome(frozenset({state.seat_of(side)}), reason), record
+        return (
+            side,
+            Outcome(frozenset({state.seat_of(side)}), reason, termination=Termination.GOAL),
+            record,
+        )
     if _free(pieces[other], revealed):
         return other, None, record
     if _free(pieces[side], revealed):
         return side, None, replace(record, passed=True)
-    return side, Outcome(frozenset(), "neither player has a point left to play on"), record
+    return side, Outcome(frozenset(), NO_POINT_LEFT, termination=Termination.NO_MOVES), record
 
 
 def _free(pieces: int, revealed: int) -> int:
@@ -494,10 +500,12 @@ def _rebuild(data: Mapping[str, Any]) -> HmdgState:
     result = None
     if win is not None:
         reason = f"{SIDES[last.side]} made two lines of five: {win[0]} and {win[1]}"
-        result = Outcome(frozenset({state.seat_of(last.side)}), reason)
+        result = Outcome(
+            frozenset({state.seat_of(last.side)}), reason, termination=Termination.GOAL
+        )
         mover = last.side
     elif not last.passed and mover == last.side:
-        result = Outcome(frozenset(), "neither player has a point left to play on")
+        result = Outcome(frozenset(), NO_POINT_LEFT, termination=Termination.NO_MOVES)
     built = HmdgState(
         opening=state.opening,
         x_seat=state.x_seat,

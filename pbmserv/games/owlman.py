@@ -34,6 +34,7 @@ from pbmserv.games.base import (
     OptionSpec,
     Outcome,
     StateError,
+    Termination,
     Turn,
     Viewer,
 )
@@ -93,6 +94,8 @@ class OwlmanState:
     reason: str = ""
     #: Classic only: "position|move" pairs Owlman has played (position with Owlman to move).
     played: frozenset[str] = frozenset()
+    #: The kind of end, set with ``winner`` by the rules (not stored: they give it again).
+    termination: Termination | None = None
 
     @property
     def to_move(self) -> int:
@@ -310,28 +313,26 @@ class Owlman(Game):
     def _judge(self, state: OwlmanState) -> OwlmanState:
         cells = state.cells
         if DOC not in cells:
-            return replace(state, winner=OWLMAN, reason="Owlman captured Doc on h1")
+            return _won(state, OWLMAN, "Owlman captured Doc on h1", Termination.GOAL)
         if HELPER not in cells:
-            return replace(state, winner=OWLMAN, reason="Owlman scared away every helper")
+            return _won(state, OWLMAN, "Owlman scared away every helper", Termination.GOAL)
         if cells[A8] == DOC and cells[B7] == HELPER:
-            return replace(state, winner=WHITE, reason="Doc and a helper reached the lair")
+            return _won(state, WHITE, "Doc and a helper reached the lair", Termination.GOAL)
         if state.to_move == OWLMAN and not self.legal_moves(state, OWLMAN):
-            return replace(state, winner=WHITE, reason="Owlman is trapped")
+            return _won(state, WHITE, "Owlman is trapped", Termination.NO_MOVES)
         if state.variant == NIGHTFALL and state.ply >= 2 * NIGHTFALL_MOVES - 1:
-            return replace(
-                state,
-                winner=OWLMAN,
-                reason=f"night fell: White did not win within {NIGHTFALL_MOVES} moves",
-            )
+            why = f"night fell: White did not win within {NIGHTFALL_MOVES} moves"
+            return _won(state, OWLMAN, why, Termination.MOVE_LIMIT)
         if state.to_move == WHITE and next(white_moves(cells), None) is None:
-            return replace(state, winner=OWLMAN, reason="White cannot move")
+            return _won(state, OWLMAN, "White cannot move", Termination.NO_MOVES)
         return state
 
     def outcome(self, state: OwlmanState) -> Outcome | None:
         """The winner and why, once the game is over."""
         if state.winner is None:
             return None
-        return Outcome(frozenset({state.winner}), state.reason)
+        assert state.termination is not None  # set with the winner
+        return Outcome(frozenset({state.winner}), state.reason, termination=state.termination)
 
     # --- the diagram -----------------------------------------------------------------------------
 
@@ -436,6 +437,10 @@ def _nightfall_line(done: int) -> str:
 def _repeats(state: OwlmanState, move: OwlMove) -> bool:
     """Classic: Owlman already played ``move`` in this very position."""
     return state.variant == CLASSIC and f"{state.cells}|{_text(move)}" in state.played
+
+
+def _won(state: OwlmanState, winner: int, reason: str, kind: Termination) -> OwlmanState:
+    return replace(state, winner=winner, reason=reason, termination=kind)
 
 
 GAME = Owlman()

@@ -17,7 +17,7 @@ import json
 import random
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from pbmserv.games import find_game
 from pbmserv.games.base import (
@@ -29,8 +29,21 @@ from pbmserv.games.base import (
     InvalidMoveError,
     MoveError,
     OptionError,
+    Termination,
     Viewer,
     move_rng,
+)
+
+#: The ends a game's rules may give (the others are the server's: resignation, forfeit...).
+RULE_TERMINATIONS: Final = frozenset(
+    {
+        Termination.GOAL,
+        Termination.NO_MOVES,
+        Termination.SCORE,
+        Termination.REPETITION,
+        Termination.MOVE_LIMIT,
+        Termination.AGREEMENT,
+    }
 )
 
 __all__ = [
@@ -304,6 +317,9 @@ def check_position(
         not result.winners <= set(range(players)) or not isinstance(result.reason, str)
     ):
         raise _fail(f"{where}: bad outcome {result}")
+    if result is not None and result.termination not in RULE_TERMINATIONS:
+        kinds = sorted(t.value for t in RULE_TERMINATIONS)
+        raise _fail(f"{where}: a game's own end must be one of {kinds}")
     if not set(turn.prompts) <= set(turn.seats) or not isinstance(turn.stage, str):
         raise _fail(f"{where}: bad Turn {turn}")
     if type(game.move_number(state)) is not int or game.move_number(state) < 0:

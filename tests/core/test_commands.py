@@ -303,3 +303,27 @@ def test_logs_leave_out_a_hidden_move_but_only_a_move(players: Client) -> None:
     # A command that carries no move is logged as quoted, however many words it has.
     board = players.run("hmdg board 1 alice secret1 extra")
     assert board.log_fields()["command"] == "hmdg board 1 alice ******** ********"
+
+
+def test_a_board_keeps_the_kind_of_its_end(players: Client) -> None:
+    from pbmserv.core.game_service import Board, board_outcome
+    from pbmserv.games import find_game
+    from pbmserv.games.base import Termination
+
+    assert players.run("chameleon challenge -size=3 alice bob").ok
+    assert players.run("chameleon challenge -size=3 alice bob").ok
+    assert players.run("chameleon resign 1 bob hunter22").ok
+    assert players.run("chameleon decline 2 bob hunter22").ok
+    game = find_game("chameleon")
+    with players.session() as session:
+        kinds = {}
+        for number in (1, 2):
+            row = session.get(GameRow, number)
+            board = Board(row=row, game=game, state=game.load(row.state))
+            kinds[number] = board_outcome(board).termination
+        assert kinds == {1: Termination.RESIGNATION, 2: Termination.DECLINED}
+        # A result stored before kinds were kept reads back as of an unknown kind.
+        row = session.get(GameRow, 1)
+        row.result = {k: v for k, v in row.result.items() if k != "termination"}
+        board = Board(row=row, game=game, state=game.load(row.state))
+        assert board_outcome(board).termination is Termination.UNKNOWN

@@ -20,6 +20,7 @@ from pbmserv.games.base import (
     InvalidMoveError,
     Outcome,
     StateError,
+    Termination,
     Turn,
     VerbSpec,
     Viewer,
@@ -86,7 +87,11 @@ class SecretPick(Game):
         if state.ply < 2:
             return None
         found = state.guess == state.pick
-        return Outcome(frozenset({1 if found else 0}), "found" if found else "not found")
+        return Outcome(
+            frozenset({1 if found else 0}),
+            "found" if found else "not found",
+            termination=Termination.GOAL,
+        )
 
     def render(self, state: PickState, viewer: Viewer) -> str:
         sees = viewer in (0, OMNISCIENT) or state.ply >= 2

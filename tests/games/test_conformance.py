@@ -12,7 +12,7 @@ from dataclasses import replace
 import pytest
 
 from pbmserv.games import all_games
-from pbmserv.games.base import Game, MoveError, move_rng
+from pbmserv.games.base import Game, MoveError, Termination, move_rng
 from pbmserv.games.chameleon import Chameleon, Place
 from pbmserv.games.testing import (
     ConformanceError,
@@ -122,6 +122,14 @@ class RareMisread(Chameleon):
         return move
 
 
+class ResigningRules(Chameleon):
+    """Calls its own end a resignation, a kind only the server may give."""
+
+    def outcome(self, state):  # type: ignore[no-untyped-def]
+        result = super().outcome(state)
+        return None if result is None else replace(result, termination=Termination.RESIGNATION)
+
+
 def test_the_kit_reads_back_the_moves_of_every_position_not_only_the_sampled_ones() -> None:
     game = RareMisread()
     # Two sampled positions (the start and the end), one move each: ply 3 is checked only by
@@ -140,6 +148,7 @@ def test_the_kit_reads_back_the_moves_of_every_position_not_only_the_sampled_one
         (ForgetfulLoad(), r"dump\(load\(dump\(state\)\)\) differs"),
         (MutatingApply(), "changed the state"),
         (TwistedFormat(), "formatted differently"),
+        (ResigningRules(), "a game's own end must be one of"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, Game) else "",
 )

@@ -34,6 +34,7 @@ from pbmserv.games.base import (
     OptionError,
     Outcome,
     StateError,
+    Termination,
 )
 from pbmserv.games.extinction import (
     DRAW,
@@ -118,7 +119,9 @@ def test_a_king_may_stay_attacked_and_walk_into_attack() -> None:
 
 def test_capturing_the_king_wins() -> None:
     state = play([*QUEEN_EYES_KING, "a6", "Qxe8"])
-    assert GAME.outcome(state) == Outcome(frozenset({0}), "White wins: Black has no king left")
+    assert GAME.outcome(state) == Outcome(
+        frozenset({0}), "White wins: Black has no king left", termination=Termination.GOAL
+    )
     assert GAME.last_move_text(state) == "Qxe8#"
     assert GAME.to_move(state).seats == frozenset()
     assert state.taken == ("k", "")
@@ -222,7 +225,9 @@ def test_a_promoted_king_keeps_its_side_alive() -> None:
     assert GAME.outcome(state) is None
     assert "K" not in state.fen.split()[2]
     state = play(["Qxe1"], state)  # White's queen takes Black's only queen
-    assert GAME.outcome(state) == Outcome(frozenset({0}), "White wins: Black has no queen left")
+    assert GAME.outcome(state) == Outcome(
+        frozenset({0}), "White wins: Black has no queen left", termination=Termination.GOAL
+    )
 
 
 def test_a_promoted_king_on_the_move_leaves_castling_rights_alone() -> None:
@@ -256,7 +261,9 @@ def test_a_promoted_piece_counts_as_its_new_kind() -> None:
     state = play(["Bxd1"], state)  # the queen White started with
     assert GAME.outcome(state) is None
     state = play(["Nf3", "Rxb8"], state)  # the promoted one: White's queens are extinct
-    assert GAME.outcome(state) == Outcome(frozenset({1}), "Black wins: White has no queen left")
+    assert GAME.outcome(state) == Outcome(
+        frozenset({1}), "Black wins: White has no queen left", termination=Termination.GOAL
+    )
     assert state.taken[1].endswith("QQ")
 
 
@@ -268,7 +275,9 @@ LAST_PAWN = "2bqkbnr/1P5p/8/8/8/8/8/RNBQKB2 w Q - 0 1"
 def test_promoting_the_last_pawn_loses(text: str) -> None:
     state = play([text], position(LAST_PAWN))
     assert GAME.outcome(state) == Outcome(
-        frozenset({1}), "Black wins: White has no pawns left (White promoted the last one)"
+        frozenset({1}),
+        "Black wins: White has no pawns left (White promoted the last one)",
+        termination=Termination.GOAL,
     )
 
 
@@ -303,7 +312,7 @@ def test_a_double_extinction_is_won_by_the_mover(
     board = state.board()
     assert not board.pawns & board.occupied_co[chess.WHITE if mover == 0 else chess.BLACK]
     assert not board.bishops & board.occupied_co[chess.BLACK if mover == 0 else chess.WHITE]
-    assert GAME.outcome(state) == Outcome(frozenset({mover}), reason)
+    assert GAME.outcome(state) == Outcome(frozenset({mover}), reason, termination=Termination.GOAL)
     assert GAME.last_move_text(state).endswith("#")
 
 
@@ -329,7 +338,9 @@ STALEMATE = "qb4bk/prp2prp/PpP2PpP/1P4P1/4N3/1p2Q3/1Pp5/n1B1K2R b - - 0 1"
 
 def test_stalemate_is_a_draw() -> None:
     state = play(["Ke2"], position(STALEMATE.replace(" b ", " w ")))
-    assert GAME.outcome(state) == Outcome(frozenset(), "stalemate: Black has no legal move")
+    assert GAME.outcome(state) == Outcome(
+        frozenset(), "stalemate: Black has no legal move", termination=Termination.NO_MOVES
+    )
     assert not any(chess.Board(STALEMATE).generate_pseudo_legal_moves())
 
 
@@ -341,7 +352,9 @@ def test_threefold_repetition_may_be_claimed() -> None:
     assert GAME.format_move(thrice, DRAW) == "draw claimed"
     ended = play(["draw"], thrice)
     assert GAME.outcome(ended) == Outcome(
-        frozenset(), "White claimed a draw by threefold repetition"
+        frozenset(),
+        "White claimed a draw by threefold repetition",
+        termination=Termination.REPETITION,
     )
     assert GAME.move_number(ended) == 8
     # Not claimed: the game goes on until the fifth occurrence, which ends it at once.
@@ -349,7 +362,9 @@ def test_threefold_repetition_may_be_claimed() -> None:
     assert GAME.outcome(fourth) is None
     fifth = play(KNIGHTS_OUT_AND_BACK, fourth)
     assert GAME.outcome(fifth) == Outcome(
-        frozenset(), "fivefold repetition: the same position occurred five times"
+        frozenset(),
+        "fivefold repetition: the same position occurred five times",
+        termination=Termination.REPETITION,
     )
 
 
@@ -367,11 +382,15 @@ def test_fifty_moves_may_be_claimed_and_seventy_five_end_the_game() -> None:
     assert GAME.format_move(position(quiet.format(99)), DRAW) == "draw offer"
     claim = play(["draw"], position(quiet.format(100)))
     assert GAME.outcome(claim) == Outcome(
-        frozenset(), "White claimed a draw by the fifty-move rule"
+        frozenset(),
+        "White claimed a draw by the fifty-move rule",
+        termination=Termination.MOVE_LIMIT,
     )
     assert GAME.outcome(play(["Nf3"], position(quiet.format(148)))) is None
     assert GAME.outcome(play(["Nf3"], position(quiet.format(149)))) == Outcome(
-        frozenset(), "75-move rule: 75 moves by each side without a capture or a pawn move"
+        frozenset(),
+        "75-move rule: 75 moves by each side without a capture or a pawn move",
+        termination=Termination.MOVE_LIMIT,
     )
 
 
@@ -396,7 +415,9 @@ def test_a_draw_offer_stands_for_one_reply() -> None:
     assert GAME.format_move(pending, DRAW) == "draw accepted"
     agreed = play(["accept draw"], pending)
     assert GAME.outcome(agreed) == Outcome(
-        frozenset(), "draw by agreement: White accepted Black's offer"
+        frozenset(),
+        "draw by agreement: White accepted Black's offer",
+        termination=Termination.AGREEMENT,
     )
     declined = play(["Nf3"], pending)
     assert declined.draw_offer is None
@@ -406,7 +427,9 @@ def test_a_draw_offer_stands_for_one_reply() -> None:
 def test_both_players_offering_is_an_agreed_draw() -> None:
     state = play(["draw", "e4", "draw offer"])
     assert GAME.outcome(state) == Outcome(
-        frozenset(), "draw by agreement: Black accepted White's offer"
+        frozenset(),
+        "draw by agreement: Black accepted White's offer",
+        termination=Termination.AGREEMENT,
     )
 
 
@@ -826,8 +849,16 @@ def test_the_pgn_record_is_read_back_by_python_chess() -> None:
 
 
 def test_pgn_results() -> None:
-    draw = Outcome(frozenset(), "draw by agreement: Black accepted White's offer")
-    for outcome, result in ((None, "*"), (draw, "1/2-1/2"), (Outcome(frozenset({1}), "x"), "0-1")):
+    draw = Outcome(
+        frozenset(),
+        "draw by agreement: Black accepted White's offer",
+        termination=Termination.AGREEMENT,
+    )
+    for outcome, result in (
+        (None, "*"),
+        (draw, "1/2-1/2"),
+        (Outcome(frozenset({1}), "x", termination=Termination.GOAL), "0-1"),
+    ):
         record = GAME.export("pgn", new(), ["e4"], outcome, {})
         assert f'[Result "{result}"]' in record and record.rstrip().endswith(result)
     with pytest.raises(ValueError):
@@ -908,3 +939,14 @@ def test_load_reads_a_long_quiet_stretch_stored_before_issue_16() -> None:
     stored = json.loads(json.dumps(GAME.dump(longest)))
     assert stored["version"] == 1 and len(stored["seen"]) >= 10
     assert GAME.load(stored) == longest and GAME.dump(GAME.load(stored)) == stored
+
+
+def test_a_stored_draw_keeps_its_kind_and_older_states_give_it_from_the_position() -> None:
+    claimed = play(["draw"], play(KNIGHTS_OUT_AND_BACK, play(KNIGHTS_OUT_AND_BACK)))
+    stored = GAME.dump(claimed)
+    assert stored["result"]["termination"] == "repetition"
+    assert GAME.outcome(GAME.load(stored)).termination is Termination.REPETITION
+    older = {**stored, "result": {k: v for k, v in stored["result"].items() if k != "termination"}}
+    assert GAME.outcome(GAME.load(older)).termination is Termination.REPETITION
+    with pytest.raises(StateError, match="bad draw kind"):
+        GAME.load({**stored, "result": {**stored["result"], "termination": "resignation"}})

@@ -25,7 +25,7 @@ from pbmserv.core.tournaments.service import (
 )
 from pbmserv.db.models import GameRow, Match, Seat, Tournament, User
 from pbmserv.games import find_game
-from pbmserv.games.base import Outcome
+from pbmserv.games.base import Outcome, Termination
 from pbmserv.tournaments import Playability, PolyludicError, choose_game
 
 # --- poly-ludic choices ---------------------------------------------------------------------
@@ -132,7 +132,9 @@ def withdraw(ctx: CommandContext, tournament: Tournament, user: User) -> str:
     reason = f"forfeited: {user.display_id} withdrew from tournament {tournament.name}"
     for board in boards:
         winners = frozenset(s.seat for s in board.row.seats if s.user_id != user.id)
-        game_service.conclude(ctx, board, Outcome(winners=winners, reason=reason))
+        game_service.conclude(
+            ctx, board, Outcome(winners=winners, reason=reason, termination=Termination.FORFEIT)
+        )
         board.row.updated_at = ctx.now()
         game_service.record_event(ctx, board, "forfeit", reason)
         game_service.notify_board(ctx, board, f"The board was {reason}.")

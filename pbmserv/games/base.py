@@ -59,11 +59,12 @@ class OptionSpec:
     help: str
     minimum: int | None = None
     maximum: int | None = None
-    choices: tuple[str, ...] | None = None
+    #: The only values allowed, of ``type`` (ints for an int option).
+    choices: tuple[str, ...] | tuple[int, ...] | None = None
 
     def describe(self) -> str:
         if self.choices:
-            allowed = "|".join(self.choices)
+            allowed = "|".join(str(c) for c in self.choices)
         elif self.minimum is not None and self.maximum is not None:
             allowed = f"{self.minimum}..{self.maximum}"
         else:
@@ -76,7 +77,11 @@ class OptionSpec:
             try:
                 value = int(raw)
             except ValueError:
+                if self.choices:
+                    raise self._not_a_choice(raw) from None
                 raise OptionError(f"-{self.name}={raw}: the value must be a whole number") from None
+            if self.choices and value not in self.choices:
+                raise self._not_a_choice(raw)
             if (self.minimum is not None and value < self.minimum) or (
                 self.maximum is not None and value > self.maximum
             ):
@@ -87,8 +92,12 @@ class OptionSpec:
             return value
         value = raw.lower()
         if self.choices and value not in self.choices:
-            raise OptionError(f"-{self.name}={raw}: choose one of {', '.join(self.choices)}")
+            raise self._not_a_choice(raw)
         return value
+
+    def _not_a_choice(self, raw: str) -> OptionError:
+        allowed = ", ".join(str(c) for c in self.choices or ())
+        return OptionError(f"-{self.name}={raw}: choose one of {allowed}")
 
 
 @dataclass(frozen=True)

@@ -326,10 +326,10 @@ class Entropy(Game):
         options=(
             OptionSpec(
                 name="size",
-                type=str,
-                default=str(DEFAULT_SIZE),
+                type=int,
+                default=DEFAULT_SIZE,
                 help="7: 7x7 board, 7 colours x 7 counters; 5: 5x5 (Hyle), 5 colours x 5",
-                choices=tuple(str(s) for s in SIZES),
+                choices=tuple(SIZES),
             ),
             OptionSpec(
                 name="variant",
@@ -797,6 +797,8 @@ def _result(state: EntropyState) -> Outcome:
 
 
 def _option_size(raw: object) -> int:
+    """The board size option: an int, or its digits as boards made before it was an int
+    option have it stored."""
     if isinstance(raw, str) and raw.isdigit():
         raw = int(raw)
     if isinstance(raw, bool) or raw not in SIZES:

@@ -189,6 +189,9 @@ def check_spec(game: Game) -> None:
     if not isinstance(game.STATE_VERSION, int):
         raise _fail(f"{spec.name}: STATE_VERSION must be an int")
     for opt in spec.options:
+        typed = (opt.default, *(opt.choices or ()))
+        if opt.type not in (int, str) or any(type(v) is not opt.type for v in typed):
+            raise _fail(f"{spec.name}: -{opt.name}'s default and choices must be {opt.type}")
         if opt.choices and opt.default not in opt.choices:
             raise _fail(f"{spec.name}: -{opt.name} default {opt.default!r} is not a choice")
         if opt.type is int and not (
@@ -213,9 +216,10 @@ def check_options(game: Game) -> None:
     for opt in spec.options:
         if opt.choices:
             for choice in opt.choices:
-                value = game.validate_options({opt.name: choice.upper()}, n)[opt.name]
+                written = str(choice).upper()
+                value = game.validate_options({opt.name: written}, n)[opt.name]
                 if value != choice:
-                    raise _fail(f"{spec.name}: -{opt.name}={choice.upper()} gave {value!r}")
+                    raise _fail(f"{spec.name}: -{opt.name}={written} gave {value!r}")
             _expect_option_error(game, {opt.name: "no-such-choice"}, n)
         elif opt.type is int:
             for bound in (opt.minimum, opt.maximum):

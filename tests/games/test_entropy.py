@@ -781,12 +781,12 @@ def test_the_reserve_holds_five_while_the_supply_lasts(size: int, seed: int) -> 
 
 def test_options() -> None:
     assert find_game("ENTROPY") is GAME
-    assert GAME.validate_options({}, 2) == {"size": "7", "variant": "standard"}
+    assert GAME.validate_options({}, 2) == {"size": 7, "variant": "standard"}
     assert GAME.validate_options({"SIZE": "5", "Variant": "Entropy2"}, 2) == {
-        "size": "5",
+        "size": 5,
         "variant": "entropy2",
     }
-    for bad in ({"size": "6"}, {"size": "9"}, {"variant": "entropy3"}, {"colours": "5"}):
+    for bad in ({"size": "6"}, {"size": "x"}, {"variant": "entropy3"}, {"colours": "5"}):
         with pytest.raises(OptionError):
             GAME.validate_options(bad, 2)
     with pytest.raises(OptionError):
@@ -977,3 +977,10 @@ def test_help_file_renders_and_its_example_is_what_the_server_draws() -> None:
     assert GAME.to_move(state).seats == frozenset({1})
     drawn = "\n".join(f"   {line}" if line else "" for line in GAME.render(state, 1).splitlines())
     assert drawn in text
+
+
+def test_a_board_made_when_the_size_was_text_still_starts() -> None:
+    # Boards created before -size became an int option have it stored as "5" or "7".
+    assert GAME.new_game({"size": "5"}, random.Random(1)).size == 5
+    with pytest.raises(OptionError, match="choose one of 5, 7"):
+        GAME.validate_options({"size": "six"}, 2)

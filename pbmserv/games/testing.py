@@ -183,9 +183,6 @@ def check_spec(game: Game) -> None:
         raise _fail(f"{spec.name!r}: a game name is one lower-case word")
     if spec.players < 1:
         raise _fail(f"{spec.name}: no seat names")
-    for key in (spec.name, *spec.aliases):
-        if find_game(key) is not game or find_game(key.upper()) is not game:
-            raise _fail(f"{spec.name}: find_game({key!r}) does not return the game")
     if not isinstance(game.STATE_VERSION, int):
         raise _fail(f"{spec.name}: STATE_VERSION must be an int")
     for opt in spec.options:
@@ -201,6 +198,9 @@ def check_spec(game: Game) -> None:
             raise _fail(f"{spec.name}: -{opt.name} default {opt.default} is out of range")
         if not opt.help:
             raise _fail(f"{spec.name}: -{opt.name} has no help line")
+    for key in (spec.name, *spec.aliases):
+        if find_game(key) is not game or find_game(key.upper()) is not game:
+            raise _fail(f"{spec.name}: find_game({key!r}) does not return the game")
 
 
 def check_options(game: Game) -> None:

@@ -53,7 +53,7 @@ def _top_words() -> list[str]:
 
 
 def _game_words(game: Game) -> list[str]:
-    return [*GAME_COMMANDS, *(v.name for v in game.SPEC.verbs)]
+    return [*GAME_COMMANDS, *(k.name for k in game.SPEC.move_kinds)]
 
 
 def _not_known(word: str, known: list[str], what: str) -> str:
@@ -92,13 +92,14 @@ def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
 
 
 def verb_command(game: Game, name: str) -> CommandSpec | None:
-    """The command for one of the game's own verbs (see VerbSpec), if it has one so named."""
-    verb = next((v for v in game.SPEC.verbs if v.name == name), None)
+    """The command for one of the game's kinds of move (see MoveKind), if it has one so named:
+    ``GAME KIND BOARD USERID PASSWORD REST`` plays the move ``KIND REST``."""
+    verb = next((k for k in game.SPEC.move_kinds if k.name == name), None)
     if verb is None:
         return None
     return CommandSpec(
         name=verb.name,
-        syntax=f"GAME {verb.name} BOARD USERID PASSWORD {verb.args}".rstrip(),
+        syntax=f"GAME {verb.name} BOARD USERID PASSWORD {verb.takes}".rstrip(),
         summary=verb.summary,
         handler=play_verb,
         game_scoped=True,

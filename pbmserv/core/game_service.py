@@ -377,7 +377,7 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         # However the game ended (even by resignation or a ruling), nothing is secret any more.
         viewer = OMNISCIENT
     your_turn = seat is not None and seat in turn.seats and not board.finished
-    verb = next((v for v in spec.verbs if v.name == turn.stage), None)
+    verb = next((k for k in spec.move_kinds if k.name == turn.stage), None)
     return {
         "game": spec.name,
         "title": spec.title,
@@ -403,7 +403,7 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         "has_swap": spec.has_swap,
         # The command the player replies with: "move", or the game's verb for this stage.
         "reply_verb": verb.name if verb else "move",
-        "reply_args": verb.args if verb else "MOVE",
+        "reply_args": verb.takes if verb else "MOVE",
     }
 
 

@@ -101,18 +101,16 @@ class OptionSpec:
 
 
 @dataclass(frozen=True)
-class VerbSpec:
-    """A game-specific command that is a move in disguise.
-
-    ``GAME NAME BOARD USERID PASSWORD [ARGS]`` is played exactly like
-    ``GAME move BOARD USERID PASSWORD NAME [ARGS]``: the game's ``parse_move`` reads it. When
-    ``to_move`` reports a stage equal to a verb's name, the board mail tells the player to reply
-    with that verb instead of ``move``.
+class MoveKind:
+    """A kind of move written with a word of its own first: HMDG's ``reveal C3 C7``,
+    Entropy's ``stock RRGBY``. ``parse_move`` reads it like any move. When ``Turn.stage`` has
+    the kind's name, the stage takes moves of that kind (boardgame.io's stages: "A announces,
+    B answers").
     """
 
-    name: str
-    args: str  # the words after the password, for the syntax line, e.g. "[POINT ...]"
-    summary: str
+    name: str  # the first word of such a move
+    takes: str  # how the rest of the move is written, e.g. "[POINT ...]"
+    summary: str  # what such a move does
 
 
 @dataclass(frozen=True)
@@ -127,8 +125,8 @@ class GameSpec:
     uses_chance: bool = False
     has_swap: bool = False
     options: tuple[OptionSpec, ...] = ()
-    #: Extra game commands (``hmdg reveal``, ``extinction draw``); see VerbSpec.
-    verbs: tuple[VerbSpec, ...] = ()
+    #: Kinds of moves that begin with a word of their own; see MoveKind.
+    move_kinds: tuple[MoveKind, ...] = ()
     #: Formats ``GAME history BOARD FORMAT`` can export (``pgn``); see Game.export.
     record_formats: tuple[str, ...] = ()
 

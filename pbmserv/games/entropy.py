@@ -38,13 +38,13 @@ from pbmserv.games.base import (
     GameSpec,
     IllegalMoveError,
     InvalidMoveError,
+    MoveKind,
     OptionError,
     OptionSpec,
     Outcome,
     StateError,
     Termination,
     Turn,
-    VerbSpec,
     Viewer,
 )
 from pbmserv.games.entropy_score import BoardScore, board_score
@@ -59,7 +59,7 @@ DEFAULT_SIZE: Final = 7
 RESERVE_SIZE: Final = 5  # Entropy II: Chaos's reserve is stocked with, and holds at most, 5
 _EXAMPLE_STOCK: Final = "stock RGBYP"  # one of each of the first five colours: always possible
 
-# Stages (Turn.stage); "stock" is also a command verb (see VerbSpec).
+# Stages (Turn.stage); "stock" is also a kind of move (see MoveKind).
 PLACE: Final = "place"
 SLIDE: Final = "slide"
 STOCK: Final = "stock"
@@ -339,10 +339,10 @@ class Entropy(Game):
                 choices=(STANDARD, ENTROPY2),
             ),
         ),
-        verbs=(
-            VerbSpec(
+        move_kinds=(
+            MoveKind(
                 name=STOCK,
-                args="COLOURS",
+                takes="COLOURS",
                 summary="Entropy II: as Order, stock Chaos's reserve with 5 counters, like RRGBY",
             ),
         ),
@@ -365,7 +365,7 @@ class Entropy(Game):
         seat = state.mover
         if seat is None:
             return Turn(seats=frozenset(), stage=OVER)
-        return Turn(seats=frozenset({seat}), stage=state.stage, prompts={seat: _prompt(state)})
+        return Turn(seats=frozenset({seat}), stage=state.stage, prompts={seat: _task(state)})
 
     def seat_name(self, state: EntropyState, seat: int) -> str:
         """The seat's role in the round in play (after the game: its round-2 role)."""
@@ -824,16 +824,12 @@ def _example_order(state: EntropyState) -> str:
     return text
 
 
-def _prompt(state: EntropyState) -> str:
-    # The board mail's reply line already names the verb: "entropy stock ... COLOURS".
-    return _task(state, stock_example=_EXAMPLE_STOCK.removeprefix("stock "))
-
-
-def _task(state: EntropyState, stock_example: str = _EXAMPLE_STOCK) -> str:
+def _task(state: EntropyState) -> str:
     """What the player to move does now, with an example that is legal here: the prompt of the
     board mail, and the hint at the end of error messages."""
     if state.stage == STOCK:
-        return f"as Order, choose {RESERVE_SIZE} counters for Chaos's reserve, e.g. {stock_example}"
+        counters = f"{RESERVE_SIZE} counters for Chaos's reserve"
+        return f"as Order, choose {counters}, e.g. {_EXAMPLE_STOCK}"
     if state.stage == PLACE:
         square = _example_square(state)
         if state.variant == STANDARD:

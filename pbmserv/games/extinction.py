@@ -33,11 +33,11 @@ from pbmserv.games.base import (
     GameSpec,
     IllegalMoveError,
     InvalidMoveError,
+    MoveKind,
     Outcome,
     StateError,
     Termination,
     Turn,
-    VerbSpec,
     Viewer,
 )
 
@@ -752,7 +752,7 @@ class ExtinctionChess(Game):
         name="extinction",
         title="Extinction Chess",
         seat_names=SEAT_NAMES,
-        verbs=(VerbSpec(DRAW, "", "offer a draw, accept the one offered, or claim one"),),
+        move_kinds=(MoveKind(DRAW, "", "offer a draw, accept the one offered, or claim one"),),
         record_formats=("pgn",),
     )
 

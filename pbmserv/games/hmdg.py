@@ -39,11 +39,11 @@ from pbmserv.games.base import (
     IllegalMoveError,
     InvalidMoveError,
     MoveError,
+    MoveKind,
     Outcome,
     StateError,
     Termination,
     Turn,
-    VerbSpec,
     Viewer,
 )
 
@@ -578,8 +578,8 @@ class HiddenMoveDoubleGomoku(Game):
         seat_names=(FIRST_PLAYER, SECOND_PLAYER),
         aliases=("hiddengomoku",),
         hidden_information=True,
-        verbs=(
-            VerbSpec(
+        move_kinds=(
+            MoveKind(
                 "reveal",
                 "[POINT ...]",
                 "answer an announcement: reveal your hidden pieces on that line, or none",

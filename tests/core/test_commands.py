@@ -327,3 +327,11 @@ def test_a_board_keeps_the_kind_of_its_end(players: Client) -> None:
         row.result = {k: v for k, v in row.result.items() if k != "termination"}
         board = Board(row=row, game=game, state=game.load(row.state))
         assert board_outcome(board).termination is Termination.UNKNOWN
+
+
+def test_a_kind_of_move_may_be_written_with_or_without_its_word_again(players: Client) -> None:
+    assert players.run("entropy challenge -variant=entropy2 alice bob").ok
+    # Order stocks first in Entropy II; the prompt's example is the move "stock RGBYP".
+    stocked = players.run("entropy stock 1 alice secret1 stock RGBYP")
+    assert stocked.ok, stocked.text
+    assert "stock RGBYP" in stocked.text and "stock stock" not in stocked.text

@@ -18,11 +18,11 @@ from pbmserv.games.base import (
     GameSpec,
     IllegalMoveError,
     InvalidMoveError,
+    MoveKind,
     Outcome,
     StateError,
     Termination,
     Turn,
-    VerbSpec,
     Viewer,
 )
 
@@ -43,7 +43,7 @@ class SecretPick(Game):
         title="Secret Pick",
         seat_names=("Hider", "Seeker"),
         hidden_information=True,
-        verbs=(VerbSpec("guess", "COLOUR", "guess the colour the Hider picked"),),
+        move_kinds=(MoveKind("guess", "COLOUR", "guess the colour the Hider picked"),),
         record_formats=("txt",),
     )
 

@@ -101,7 +101,7 @@ def grid(picture: str) -> dict[str, str]:
 
 def test_spec_and_registry() -> None:
     assert find_game("hmdg") is GAME and find_game("HiddenGomoku") is GAME
-    assert GAME.SPEC.hidden_information and [v.name for v in GAME.SPEC.verbs] == ["reveal"]
+    assert GAME.SPEC.hidden_information and [k.name for k in GAME.SPEC.move_kinds] == ["reveal"]
     assert GAME.validate_options({}, 2) == {}
 
 

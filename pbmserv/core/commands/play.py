@@ -137,10 +137,14 @@ def move(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
 
 
 def play_verb(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
-    """A game's own verb (``hmdg reveal ...``): a move whose text starts with the verb."""
+    """A game's kind of move (``hmdg reveal ...``): the move is the kind's word and the rest.
+    The word written again (``hmdg reveal 3 bob PW reveal C3``, as a prompt's example shows
+    the move) is the same move."""
     assert game is not None
     board, _user, seat = _player(ctx, game, line)
-    text = " ".join([line.words[1].lower(), line.rest(5)]).strip()
+    kind, rest = line.words[1].lower(), line.rest(5)
+    first = rest.split(maxsplit=1)[0].lower() if rest.strip() else ""
+    text = rest if first == kind else " ".join([kind, rest]).strip()
     return _play_and_report(ctx, game, board, seat, text)
 
 

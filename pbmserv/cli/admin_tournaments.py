@@ -13,7 +13,7 @@ from typing import Any
 
 from pbmserv.cli import tables
 from pbmserv.core.context import CommandContext
-from pbmserv.core.results import CommandError
+from pbmserv.core.results import CommandError, Section
 from pbmserv.core.tournaments import players, report, service, store
 from pbmserv.core.tournaments.mail import mail_entry_notice
 from pbmserv.core.tournaments.setup import (
@@ -23,7 +23,7 @@ from pbmserv.core.tournaments.setup import (
     enter,
     open_tournament,
 )
-from pbmserv.mail.compose import render
+from pbmserv.mail.compose import render_section
 from pbmserv.tournaments import Format
 
 Handler = Callable[[argparse.Namespace, CommandContext], None]
@@ -154,7 +154,8 @@ def _show(args: argparse.Namespace, ctx: CommandContext) -> None:
     if args.json:
         print(json.dumps(shown, indent=2, default=str))
     else:
-        print(render("mail/sections/tournament_show.txt.j2", {"t": shown}), end="")
+        shown_as = Section("tournament_show", {"t": shown})
+        print(render_section(shown_as, ctx.settings.address), end="")
 
 
 def _withdraw(args: argparse.Namespace, ctx: CommandContext) -> None:

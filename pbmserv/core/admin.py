@@ -102,10 +102,9 @@ def reset_password(ctx: CommandContext, userid: str) -> str:
     ctx.notify(
         Notification(
             to=user.email,
-            kind="notice",
-            subject=f"pbmserv: new password for {user.display_id}",
-            template="mail/password_reset.txt.j2",
-            context={"userid": user.display_id, "password": password},
+            channel="notice",
+            kind="password_reset",
+            data={"userid": user.display_id, "password": password},
         )
     )
     return f"a new password for {user.display_id} was mailed to {user.email}"
@@ -122,10 +121,9 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
         ctx.notify(
             Notification(
                 to=to,
-                kind="notice",
-                subject=f"pbmserv: address of {user.display_id} changed",
-                template="mail/address_changed.txt.j2",
-                context=context,
+                channel="notice",
+                kind="address_changed",
+                data=context,
             )
         )
     return f"{user.display_id} now gets mail at {address} (was {old})"
@@ -286,10 +284,9 @@ def delete_board(ctx: CommandContext, number: str) -> str:
         ctx.notify(
             Notification(
                 to=seat.user.email,
-                kind="notice",
-                subject=f"{board.game.SPEC.name} board {board.number} was deleted",
-                template="mail/board_deleted.txt.j2",
-                context={
+                channel="notice",
+                kind="board_deleted",
+                data={
                     "game": board.game.SPEC.name,
                     "board": board.number,
                     "players": [board.seat_label(s.seat) for s in board.row.seats],

@@ -30,8 +30,8 @@ def is_command(text: str) -> bool:
 def _error(command: str, error: CommandError, syntax: str | None) -> Section:
     return Section(
         command=command,
-        template="mail/sections/error.txt.j2",
-        context={
+        kind="error",
+        data={
             "problem": error.problem,
             "syntax": None if error.syntax_was_right else (error.syntax or syntax),
             "hint": error.hint,

@@ -437,9 +437,8 @@ def _send_board(
     ctx.notify(
         Notification(
             to=user.email,
+            channel="board",
             kind="board",
-            subject=f"{board.game.SPEC.name} board {board.number}: {view['status']}",
-            template="mail/board.txt.j2",
-            context={"view": view, "event": event},
+            data={"view": view, "event": event},
         )
     )

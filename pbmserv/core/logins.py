@@ -108,10 +108,9 @@ def _alert_owner(ctx: CommandContext, userid: str) -> None:
     ctx.notify(
         Notification(
             to=user.email,
-            kind="notice",
-            subject="pbmserv: someone is guessing your password",
-            template="mail/password_guessing.txt.j2",
-            context={
+            channel="notice",
+            kind="password_guessing",
+            data={
                 "userid": user.display_id,
                 "count": ctx.settings.failed_logins_per_user,
                 "minutes": int(ctx.settings.failed_login_window_minutes),

@@ -142,15 +142,9 @@ def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float)
         ctx.notify(
             Notification(
                 to=seat.user.email,
-                kind="notice",
-                subject=f"{board.game.SPEC.name} board {board.number}: reminder, "
-                + (
-                    "your move"
-                    if view["your_turn"]
-                    else f"waiting for {', '.join(view['waiting_for'])}"
-                ),
-                template="mail/reminder.txt.j2",
-                context={
+                channel="notice",
+                kind="reminder",
+                data={
                     "view": view,
                     "idle_days": idle_days,
                     "days_left": max(1, round(days_left)),

@@ -1,7 +1,8 @@
 """What commands produce: sections of the combined reply, and mail to other people.
 
-Both name a template and its context; the mail layer renders them. Keeping results as data
-lets the admin shell and the mail front end share the same commands.
+Both say what happened, as a kind and its data; how that reads (template, subject) is the mail
+layer's business (:mod:`pbmserv.mail.wording`). Keeping results as data lets the admin shell,
+the mail front end and a future web view share the same commands.
 """
 
 from __future__ import annotations
@@ -9,23 +10,76 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+#: What a command's part of the reply may tell (every kind is worded by the mail layer).
+SECTION_KINDS = frozenset(
+    {
+        "board",
+        "challenged",
+        "declined",
+        "email_changed",
+        "error",
+        "games",
+        "help_command",
+        "help_commands",
+        "help_game",
+        "help_index",
+        "help_topic",
+        "history",
+        "moved",
+        "no_command",
+        "observing",
+        "password_changed",
+        "record",
+        "resigned",
+        "signed_up",
+        "status",
+        "tournament_chosen",
+        "tournament_joined",
+        "tournament_list",
+        "tournament_show",
+        "tournament_table",
+        "tournament_withdrawn",
+        "unobserved",
+    }
+)
+
+#: What a message to someone may tell.
+NOTICE_KINDS = frozenset(
+    {
+        "address_changed",
+        "board",
+        "board_deleted",
+        "password_guessing",
+        "password_reset",
+        "reminder",
+        "tournament_entry",
+        "tournament_pairings",
+        "tournament_standings",
+    }
+)
+
 
 @dataclass
 class Section:
-    """One command's part of the reply to the sender."""
+    """One command's part of the reply to the sender: ``kind`` names what happened (``moved``,
+    ``error``, ``help_game``...), ``data`` holds its facts."""
 
-    template: str
-    context: dict[str, Any] = field(default_factory=dict)
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
     ok: bool = True
     summary: str = ""  # one line for logs
     command: str = ""  # the line as the sender wrote it, passwords masked (set by dispatch)
     #: The line as logged, if it must hide more than ``command`` (a hidden move's secret).
     log_command: str | None = None
 
+    def __post_init__(self) -> None:
+        if self.kind not in SECTION_KINDS:
+            raise ValueError(f"no such kind of reply section: {self.kind!r}")
+
     @property
     def board(self) -> int | None:
         """The board the command was about, if any (for the log)."""
-        board = self.context.get("board")
+        board = self.data.get("board")
         return board if isinstance(board, int) else None
 
     def log_fields(self) -> dict[str, Any]:
@@ -39,13 +93,18 @@ class Section:
 
 @dataclass
 class Notification:
-    """A message to someone because of a command (a board after a move, an address change)."""
+    """A message to someone because of a command (a board after a move, an address change):
+    ``kind`` names what it tells (``board``, ``reminder``, ``password_reset``...), ``data`` its
+    facts. ``channel`` is how the outbox treats it: ``board`` mail or a ``notice``."""
 
     to: str
-    kind: str  # board | notice
-    subject: str
-    template: str
-    context: dict[str, Any] = field(default_factory=dict)
+    channel: str  # board | notice
+    kind: str
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.kind not in NOTICE_KINDS:
+            raise ValueError(f"no such kind of notice: {self.kind!r}")
 
 
 class CommandError(Exception):

@@ -16,6 +16,7 @@ from pbmserv.config import Settings
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
 from pbmserv.mail import headers
+from pbmserv.mail.wording import notice_template, section_template
 from pbmserv.resources import templates_dir
 
 
@@ -40,15 +41,11 @@ def render_reply_body(sections: Sequence[Section], settings: Settings) -> str:
         {
             "command": s.command,
             "ok": s.ok,
-            "text": render(s.template, _with_server(s.context, settings)),
+            "text": render_section(s, settings.address),
         }
         for s in sections
     ]
     return render("mail/reply.txt.j2", {"sections": parts, "server_address": settings.address})
-
-
-def _with_server(context: dict[str, Any], settings: Settings) -> dict[str, Any]:
-    return {"server_address": settings.address, **context}
 
 
 def _domain(address: str) -> str:
@@ -114,4 +111,15 @@ def reply_subject(original: str) -> str:
 
 
 def render_notification(notification: Notification, settings: Settings) -> str:
-    return render(notification.template, _with_server(notification.context, settings))
+    return render_notice(notification, settings.address)
+
+
+def render_section(section: Section, server_address: str) -> str:
+    """A reply section's text, as :mod:`pbmserv.mail.wording` words its kind."""
+    return render(section_template(section), {"server_address": server_address, **section.data})
+
+
+def render_notice(notification: Notification, server_address: str) -> str:
+    """A notice's body, as :mod:`pbmserv.mail.wording` words its kind."""
+    data = {"server_address": server_address, **notification.data}
+    return render(notice_template(notification), data)

@@ -48,6 +48,7 @@ from pbmserv.mail.compose import (
 )
 from pbmserv.mail.decode import _REPLY_PREFIX, IncomingMail, command_lines, parse_message
 from pbmserv.mail.headers import safe_address
+from pbmserv.mail.wording import notice_subject
 
 log = logging.getLogger("pbmserv.process")
 
@@ -131,8 +132,8 @@ def notification_rows(
         row = outbox_row(
             settings,
             to=note.to,
-            kind=note.kind,
-            subject=note.subject,
+            kind=note.channel,
+            subject=notice_subject(note),
             body=render_notification(note, settings),
             now=now,
             inbox_id=inbox_id,
@@ -227,7 +228,7 @@ def _handle(
     if lines:
         sections = [dispatch_line(ctx, line) for line in lines]
     else:
-        sections = [Section("mail/sections/no_command.txt.j2", {}, ok=False, summary="no command")]
+        sections = [Section("no_command", {}, ok=False, summary="no command")]
     reply = outbox_row(
         settings,
         to=mail.sender,

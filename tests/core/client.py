@@ -9,7 +9,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.results import Section
 from pbmserv.db.engine import session_factory, transaction
-from pbmserv.mail.compose import render
+from pbmserv.mail.compose import render_section
 
 
 class Client:
@@ -26,7 +26,7 @@ class Client:
             section = dispatch_line(ctx, line)
             self.notifications = list(ctx.notifications)
             # Every section must render with its template.
-            section.text = render(section.template, {"server_address": "s@x", **section.context})
+            section.text = render_section(section, "s@x")
             return section
 
     def query(self, statement):  # type: ignore[no-untyped-def]

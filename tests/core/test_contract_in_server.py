@@ -10,7 +10,8 @@ from sqlalchemy import select
 
 import pbmserv.games
 from pbmserv.db.models import MoveRow
-from pbmserv.mail.compose import render
+from pbmserv.mail.compose import render_notice
+from pbmserv.mail.wording import notice_subject
 from tests.core.client import Client
 from tests.games.secret_pick import GAME as SECRET_PICK
 
@@ -26,10 +27,7 @@ def toy(players: Client, monkeypatch: pytest.MonkeyPatch) -> Iterator[Client]:
 
 def mails(client: Client) -> dict[str, str]:
     """Each notification of the last command, rendered, by recipient."""
-    return {
-        n.to: n.subject + "\n" + render(n.template, {"server_address": "s@x", **n.context})
-        for n in client.notifications
-    }
+    return {n.to: notice_subject(n) + "\n" + render_notice(n, "s@x") for n in client.notifications}
 
 
 def test_the_hidden_move_reaches_only_its_owner(toy: Client) -> None:

@@ -30,7 +30,8 @@ from pbmserv.core.tournaments.setup import (
 )
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.models import Entry, GameRow, Match, MoveRow, Tournament, User
-from pbmserv.mail.compose import render
+from pbmserv.mail.compose import render_notice, render_section
+from pbmserv.mail.wording import notice_subject
 from pbmserv.tournaments import (
     MatchResult,
     Pairing,
@@ -62,15 +63,14 @@ class Desk:
 
     def _keep(self, ctx: CommandContext) -> None:
         for note in ctx.notifications:
-            body = render(note.template, {"server_address": SERVER, **note.context})
-            self.mail.append((note.to, note.subject, body))
+            self.mail.append((note.to, notice_subject(note), render_notice(note, SERVER)))
 
     def send(self, line: str, userid: str) -> Section:
         """One command mailed by ``userid``; its reply text is set on the section."""
         with transaction(self.factory) as session:
             ctx = CommandContext(session, Settings(), address(userid))
             section = dispatch_line(ctx, line)
-            section.text = render(section.template, {"server_address": SERVER, **section.context})
+            section.text = render_section(section, SERVER)
             self._keep(ctx)
         return section
 

@@ -61,8 +61,8 @@ def signup(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sectio
     ctx.session.add(user)
     ctx.session.flush()
     return Section(
-        template="mail/sections/signed_up.txt.j2",
-        context={"userid": userid, "email": ctx.sender, "full_name": full_name},
+        kind="signed_up",
+        data={"userid": userid, "email": ctx.sender, "full_name": full_name},
         summary=f"signup {userid}",
     )
 
@@ -81,8 +81,8 @@ def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sect
     check_password_rules(new)
     user.password_hash = hash_password(new)
     return Section(
-        template="mail/sections/password_changed.txt.j2",
-        context={"userid": user.display_id},
+        kind="password_changed",
+        data={"userid": user.display_id},
         summary=f"password {user.display_id}",
     )
 
@@ -110,14 +110,13 @@ def email(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section
             ctx.notify(
                 Notification(
                     to=address,
-                    kind="notice",
-                    subject=f"pbmserv: address of {user.display_id} changed",
-                    template="mail/address_changed.txt.j2",
-                    context=context,
+                    channel="notice",
+                    kind="address_changed",
+                    data=context,
                 )
             )
     return Section(
-        template="mail/sections/email_changed.txt.j2",
-        context=context,
+        kind="email_changed",
+        data=context,
         summary=f"email {user.display_id}",
     )

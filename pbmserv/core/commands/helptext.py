@@ -37,24 +37,25 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: Game | None) -> 
     if topic == "index":
         games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]
         context = {**common, "games": games, "topics": help_topics()}
-        return Section("help/_index.txt.j2", context, summary="help")
+        return Section("help_index", context, summary="help")
     if topic == "commands":
-        return Section("help/_commands.txt.j2", common, summary="help commands")
+        return Section("help_commands", common, summary="help commands")
     game = find_game(topic)
     if game is not None:
         context = {
             **common,
             "spec": game.SPEC,
             "options": [o.describe() for o in game.SPEC.options],
+            # A game without a help page of its own gets the general one.
+            "page": game.SPEC.name if game.SPEC.name in help_topics() else None,
         }
-        name = game.SPEC.name if game.SPEC.name in help_topics() else "_game"
-        return Section(f"help/{name}.txt.j2", context, summary=f"help {topic}")
+        return Section("help_game", context, summary=f"help {topic}")
     spec = TOP_LEVEL.get(topic) or GAME_COMMANDS.get(topic)
     if spec is not None:
         context = {**common, "spec": spec}
-        return Section("help/_command.txt.j2", context, summary=f"help {topic}")
+        return Section("help_command", context, summary=f"help {topic}")
     if TOPIC_PATTERN.match(topic) and topic in help_topics():
-        return Section(f"help/{topic}.txt.j2", common, summary=f"help {topic}")
+        return Section("help_topic", {**common, "page": topic}, summary=f"help {topic}")
     raise CommandError(
         f'there is no help on "{line.words[1]}"',
         syntax="help [commands | GAME | COMMAND | TOPIC]",

@@ -32,7 +32,7 @@ def games(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section
         }
         for g in all_games()
     ]
-    return Section("mail/sections/games.txt.j2", {"games": rows}, summary="games")
+    return Section("games", {"games": rows}, summary="games")
 
 
 @command(
@@ -68,4 +68,4 @@ def status(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sectio
             }
         )
     context = {"userid": user.display_id, "boards": boards}
-    return Section("mail/sections/status.txt.j2", context, summary=f"status {user.userid}")
+    return Section("status", context, summary=f"status {user.userid}")

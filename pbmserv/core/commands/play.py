@@ -81,7 +81,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sect
         "players": [board.seat_label(s) for s in range(len(users))],
     }
     return Section(
-        "mail/sections/challenged.txt.j2",
+        "challenged",
         context,
         summary=f"{game.SPEC.name} challenge board={board.number}",
     )
@@ -114,7 +114,7 @@ def _play_and_report(
         "status": service.status_for(board, seat),
     }
     return Section(
-        "mail/sections/moved.txt.j2",
+        "moved",
         context,
         # Logs get the public text: a hidden move's secret stays with its owner.
         summary=f"{game.SPEC.name} move board={board.number} {played.public_text}",
@@ -186,7 +186,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> 
         raise CommandError("to see your own view, give your user id and password")
     context = {"view": service.board_view(board, seat, user)}
     return Section(
-        "mail/sections/board.txt.j2",
+        "board",
         context,
         summary=f"{game.SPEC.name} board {board.number}",
     )
@@ -226,7 +226,7 @@ def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
         "formats": game.SPEC.record_formats,
     }
     return Section(
-        "mail/sections/history.txt.j2",
+        "history",
         context,
         summary=f"{game.SPEC.name} history {board.number}",
     )
@@ -249,7 +249,7 @@ def _exported_history(game: Game, board: Board, rows: list, fmt: str) -> Section
     )
     context = {"game": game.SPEC.name, "board": board.number, "format": fmt, "record": record}
     return Section(
-        "mail/sections/record.txt.j2",
+        "record",
         context,
         summary=f"{game.SPEC.name} history {board.number} {fmt}",
     )
@@ -299,7 +299,7 @@ def _end_by_player(
     service.notify_board(ctx, board, f"{board.seat_label(seat)} {told}.")
     context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}
     return Section(
-        f"mail/sections/{done}.txt.j2",
+        done,
         context,
         summary=f"{game.SPEC.name} {verb} board={board.number}",
     )
@@ -337,7 +337,7 @@ def observe(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
         "view": service.board_view(board, None, user),
     }
     return Section(
-        "mail/sections/observing.txt.j2",
+        "observing",
         context,
         summary=f"{game.SPEC.name} observe board={board.number}",
     )
@@ -363,7 +363,7 @@ def unobserve(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sect
     ctx.session.delete(existing)
     context = {"game": game.SPEC.name, "board": board.number}
     return Section(
-        "mail/sections/unobserved.txt.j2",
+        "unobserved",
         context,
         summary=f"{game.SPEC.name} unobserve board={board.number}",
     )

@@ -43,9 +43,7 @@ def _tournament_and_player(
 
 def _list(ctx: CommandContext, line: CommandLine) -> Section:
     rows = report.tournament_list(ctx, drafts=False)
-    return Section(
-        "mail/sections/tournament_list.txt.j2", {"tournaments": rows}, summary="tournament list"
-    )
+    return Section("tournament_list", {"tournaments": rows}, summary="tournament list")
 
 
 def _show(ctx: CommandContext, line: CommandLine) -> Section:
@@ -53,9 +51,7 @@ def _show(ctx: CommandContext, line: CommandLine) -> Section:
     if tournament.status == "draft":
         raise CommandError(f'there is no tournament "{line.words[2]}"', hint=store.LIST_HINT)
     context = {"t": report.show(ctx, tournament)}
-    return Section(
-        "mail/sections/tournament_show.txt.j2", context, summary=f"tournament show {tournament.id}"
-    )
+    return Section("tournament_show", context, summary=f"tournament show {tournament.id}")
 
 
 def _join(ctx: CommandContext, line: CommandLine) -> Section:
@@ -69,7 +65,7 @@ def _join(ctx: CommandContext, line: CommandLine) -> Section:
         "seed": entry.seed,
     }
     return Section(
-        "mail/sections/tournament_joined.txt.j2",
+        "tournament_joined",
         context,
         summary=f"tournament join {tournament.id} {user.display_id}",
     )
@@ -79,7 +75,7 @@ def _withdraw(ctx: CommandContext, line: CommandLine) -> Section:
     tournament, user = _tournament_and_player(ctx, line)
     message = players.withdraw(ctx, tournament, user)
     return Section(
-        "mail/sections/tournament_withdrawn.txt.j2",
+        "tournament_withdrawn",
         {"message": message, "name": tournament.name},
         summary=f"tournament withdraw {tournament.id} {user.display_id}",
     )
@@ -97,7 +93,7 @@ def _choose(ctx: CommandContext, line: CommandLine) -> Section:
         "table": [row._asdict() for row in choice.table.rows()],
     }
     return Section(
-        "mail/sections/tournament_chosen.txt.j2",
+        "tournament_chosen",
         context,
         summary=f"tournament choose {tournament.id} {user.display_id} {choice.game}",
     )
@@ -117,7 +113,7 @@ def _table(ctx: CommandContext, line: CommandLine) -> Section:
         "lp": str(rules.lp),
     }
     return Section(
-        "mail/sections/tournament_table.txt.j2",
+        "tournament_table",
         context,
         summary=f"tournament table {tournament.id} {user.display_id}",
     )

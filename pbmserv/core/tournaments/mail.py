@@ -18,16 +18,13 @@ def _recipients(entries: Sequence[Entry]) -> list[Entry]:
     return [e for e in entries if not e.withdrawn and not e.user.disabled]
 
 
-def _send(
-    ctx: CommandContext, entry: Entry, subject: str, template: str, context: dict[str, Any]
-) -> None:
+def _send(ctx: CommandContext, entry: Entry, kind: str, context: dict[str, Any]) -> None:
     ctx.notify(
         Notification(
             to=entry.user.email,
-            kind="notice",
-            subject=subject,
-            template=template,
-            context={**context, "userid": entry.user.display_id},
+            channel="notice",
+            kind=kind,
+            data={**context, "userid": entry.user.display_id},
         )
     )
 
@@ -59,11 +56,10 @@ def mail_pairings(
         "matches": _played(round_matches, boards, names),
         "byes": [names[m.first_id] for m in round_matches if m.second_id is None],
     }
-    subject = f"tournament {tournament.name} round {tournament.round}: pairings"
     for entry in _recipients(entries):
         match = next((m for m in round_matches if entry.user_id in (m.first_id, m.second_id)), None)
         yours = _your_match(tournament, entry, match, boards, names)
-        _send(ctx, entry, subject, "mail/tournament_pairings.txt.j2", {**context, "yours": yours})
+        _send(ctx, entry, "tournament_pairings", {**context, "yours": yours})
 
 
 def _your_match(
@@ -119,10 +115,8 @@ def mail_standings(
         "winners": report.winners(tournament, progress, names),
         "round": max((m.round for m in round_matches), default=tournament.round),
     }
-    what = "final standings" if final else f"standings after round {context['round']}"
     for entry in _recipients(entries):
-        subject = f"tournament {tournament.name}: {what}"
-        _send(ctx, entry, subject, "mail/tournament_standings.txt.j2", context)
+        _send(ctx, entry, "tournament_standings", context)
 
 
 def mail_entry_notice(
@@ -131,8 +125,5 @@ def mail_entry_notice(
     """Tell a player that the operator entered them in the tournament, or withdrew them."""
     if entry.user.disabled:
         return
-    what = "you are entered" if entered else "you are withdrawn"
     context = {"tournament": report.describe(tournament, 0), "entered": entered}
-    _send(
-        ctx, entry, f"tournament {tournament.name}: {what}", "mail/tournament_entry.txt.j2", context
-    )
+    _send(ctx, entry, "tournament_entry", context)

@@ -1,0 +1,87 @@
+"""How what happened reads in mail: the template of each kind of reply section and notice,
+and each notice's subject. Core says what happened (a kind and its data); this module alone
+turns kinds into words, so the admin shell or a web view may word the same results their own
+way."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from pbmserv.core.results import SECTION_KINDS, Notification, Section
+
+Data = Mapping[str, Any]
+
+#: Reply sections whose template is ``mail/sections/KIND.txt.j2``: all but help's.
+PLAIN_SECTIONS = frozenset(kind for kind in SECTION_KINDS if not kind.startswith("help_"))
+
+
+def _help_page(data: Data) -> str:
+    return f"help/{data.get('page') or '_game'}.txt.j2"
+
+
+#: Reply sections of help, and their templates.
+HELP_TEMPLATES: dict[str, Callable[[Data], str]] = {
+    "help_index": lambda data: "help/_index.txt.j2",
+    "help_commands": lambda data: "help/_commands.txt.j2",
+    "help_command": lambda data: "help/_command.txt.j2",
+    "help_game": _help_page,
+    "help_topic": _help_page,
+}
+
+
+def _board_subject(data: Data) -> str:
+    view = data["view"]
+    return f"{view['game']} board {view['board']}: {view['status']}"
+
+
+def _reminder_subject(data: Data) -> str:
+    view = data["view"]
+    doing = "your move" if view["your_turn"] else f"waiting for {', '.join(view['waiting_for'])}"
+    return f"{view['game']} board {view['board']}: reminder, {doing}"
+
+
+def _standings_subject(data: Data) -> str:
+    what = "final standings" if data["final"] else f"standings after round {data['round']}"
+    return f"tournament {data['tournament']['name']}: {what}"
+
+
+def _entry_subject(data: Data) -> str:
+    what = "you are entered" if data["entered"] else "you are withdrawn"
+    return f"tournament {data['tournament']['name']}: {what}"
+
+
+def _pairings_subject(data: Data) -> str:
+    tournament = data["tournament"]
+    return f"tournament {tournament['name']} round {tournament['round']}: pairings"
+
+
+#: Notices: kind -> subject. The template of each is ``mail/KIND.txt.j2``.
+NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
+    "board": _board_subject,
+    "reminder": _reminder_subject,
+    "password_guessing": lambda data: "pbmserv: someone is guessing your password",
+    "password_reset": lambda data: f"pbmserv: new password for {data['userid']}",
+    "address_changed": lambda data: f"pbmserv: address of {data['userid']} changed",
+    "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
+    "tournament_pairings": _pairings_subject,
+    "tournament_standings": _standings_subject,
+    "tournament_entry": _entry_subject,
+}
+
+
+def section_template(section: Section) -> str:
+    """The template a reply section is written with (KeyError: a kind nobody words)."""
+    if section.kind in PLAIN_SECTIONS:
+        return f"mail/sections/{section.kind}.txt.j2"
+    return HELP_TEMPLATES[section.kind](section.data)
+
+
+def notice_template(notification: Notification) -> str:
+    if notification.kind not in NOTICE_SUBJECTS:
+        raise KeyError(notification.kind)
+    return f"mail/{notification.kind}.txt.j2"
+
+
+def notice_subject(notification: Notification) -> str:
+    return NOTICE_SUBJECTS[notification.kind](notification.data)

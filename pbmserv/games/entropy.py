@@ -444,6 +444,11 @@ class Entropy(Game):
             )
         return _after_order(state, move, rng, text)
 
+    def chance_outcome(self, state: EntropyState) -> dict[str, Any] | None:
+        """The counter drawn from the bag for Chaos (standard Entropy); the board shows it to
+        everyone, so it is no secret."""
+        return {"drawn": _letter(state.drawn)} if state.drawn else None
+
     def outcome(self, state: EntropyState) -> Outcome | None:
         """Set when round 2's board is full; scores are each seat's total as Order."""
         return state.result

@@ -336,3 +336,36 @@ def test_a_kind_of_move_may_be_written_with_or_without_its_word_again(players: C
     stocked = players.run("entropy stock 1 alice secret1 stock RGBYP")
     assert stocked.ok, stocked.text
     assert "stock RGBYP" in stocked.text and "stock stock" not in stocked.text
+
+
+def test_what_chance_drew_is_kept_with_each_move_and_replays(players: Client) -> None:
+    import random
+
+    from pbmserv.games import find_game
+    from pbmserv.games.base import move_rng
+
+    game = find_game("entropy")
+    assert players.run("entropy challenge -size=5 alice bob").ok
+    rng = random.Random(3)
+    accounts = [("alice", "secret1"), ("bob", "hunter22")]
+    for _ in range(8):
+        with players.session() as session:
+            state = game.load(session.get(GameRow, 1).state)
+        seat = next(iter(game.to_move(state).seats))
+        text = game.format_move(state, rng.choice(game.legal_moves(state, seat)))
+        userid, password = accounts[seat]
+        assert players.run(f"entropy move 1 {userid} {password} {text}").ok
+    with players.session() as session:
+        row = session.get(GameRow, 1)
+        moves = session.scalars(
+            select(MoveRow).where(MoveRow.game_id == 1).order_by(MoveRow.ply)
+        ).all()
+        replayed = game.new_game(row.options, random.Random(row.seed))
+        draws = 0
+        for entry in moves:
+            seat = next(iter(game.to_move(replayed).seats))
+            move = game.parse_move(replayed, seat, entry.text)
+            replayed = game.apply(replayed, move, move_rng(row.seed, entry.ply))
+            assert entry.chance == game.chance_outcome(replayed)
+            draws += entry.chance is not None
+    assert draws >= 3  # Chaos draws after each of Order's moves

@@ -48,7 +48,7 @@ def _positive(text: str) -> float:
     return value
 
 
-def add_admin_parser(commands: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     admin = commands.add_parser(
         "admin",
         help="the operator's shell (users, games, mail queues, ...); it queues mail, never sends",

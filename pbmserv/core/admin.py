@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import delete, func, select, update
+from sqlalchemy import CursorResult, Result, delete, func, select, update
 
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
@@ -346,7 +346,12 @@ def retry_inbox(ctx: CommandContext, message_id: int | None) -> int:
     if message_id is not None:
         query = query.where(InboxMessage.id == message_id)
     result = ctx.session.execute(query.values(status="pending", attempts=0, error=None))
-    return int(result.rowcount or 0)
+    return _rows(result)
+
+
+def _rows(result: Result[Any]) -> int:
+    """How many rows an UPDATE or DELETE changed."""
+    return int(cast(CursorResult[Any], result).rowcount or 0)
 
 
 def retry_outbox(ctx: CommandContext, message_id: int | None) -> int:
@@ -357,7 +362,7 @@ def retry_outbox(ctx: CommandContext, message_id: int | None) -> int:
     result = ctx.session.execute(
         query.values(status="pending", attempts=0, next_attempt_at=ctx.now(), lease_until=None)
     )
-    return int(result.rowcount or 0)
+    return _rows(result)
 
 
 def purge_delivered(ctx: CommandContext, older_than_days: float) -> dict[str, int]:
@@ -375,4 +380,4 @@ def purge_delivered(ctx: CommandContext, older_than_days: float) -> dict[str, in
             InboxMessage.status.in_(("done", "ignored")), InboxMessage.received_at < cutoff
         )
     )
-    return {"outbox": int(outbox.rowcount or 0), "inbox": int(inbox.rowcount or 0)}
+    return {"outbox": _rows(outbox), "inbox": _rows(inbox)}

@@ -13,7 +13,7 @@ from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.games import all_games, find_game
-from pbmserv.games.base import Game
+from pbmserv.games.base import AnyGame
 
 HELP_HINT = 'Send "help" for the list of commands, or "help GAME" for a game\'s rules.'
 
@@ -52,7 +52,7 @@ def _top_words() -> list[str]:
     return [*TOP_LEVEL, *(g.SPEC.name for g in all_games())]
 
 
-def _game_words(game: Game) -> list[str]:
+def _game_words(game: AnyGame) -> list[str]:
     return [*GAME_COMMANDS, *(k.name for k in game.SPEC.move_kinds)]
 
 
@@ -63,15 +63,15 @@ def _not_known(word: str, known: list[str], what: str) -> str:
     return f'"{word}" is not one we know; perhaps you meant "{guess}"'
 
 
-def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
+def _resolve(line: CommandLine) -> tuple[CommandSpec, AnyGame | None]:
     first = line.words[0].lower()
     if first in TOP_LEVEL:
         return TOP_LEVEL[first], None
     game = find_game(first)
     if game is None:
-        names = ", ".join(g.SPEC.name for g in all_games())
+        listed = ", ".join(g.SPEC.name for g in all_games())
         problem = _not_known(line.words[0], _top_words(), "first word (a command or a game)")
-        raise CommandError(f"{problem} (games: {names})", hint=HELP_HINT)
+        raise CommandError(f"{problem} (games: {listed})", hint=HELP_HINT)
     if len(line.words) < 2:
         raise CommandError(
             f"what should {game.SPEC.name} do? Name a command after the game",
@@ -91,7 +91,7 @@ def _resolve(line: CommandLine) -> tuple[CommandSpec, Game | None]:
     return spec, game
 
 
-def verb_command(game: Game, name: str) -> CommandSpec | None:
+def verb_command(game: AnyGame, name: str) -> CommandSpec | None:
     """The command for one of the game's kinds of move (see MoveKind), if it has one so named:
     ``GAME KIND BOARD USERID PASSWORD REST`` plays the move ``KIND REST``."""
     verb = next((k for k in game.SPEC.move_kinds if k.name == name), None)
@@ -170,7 +170,9 @@ def dispatch_line(ctx: CommandContext, text: str) -> Section:
     return section
 
 
-def _run(ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: Game | None) -> Section:
+def _run(
+    ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: AnyGame | None
+) -> Section:
     quoted = line.masked(spec.secret_words, spec.shown_words(line.words))
     syntax = spec.syntax_for(game)
     if len(line.words) < spec.min_words:

@@ -20,7 +20,7 @@ from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
     OMNISCIENT,
     PUBLIC,
-    Game,
+    AnyGame,
     InvalidMoveError,
     MoveError,
     Outcome,
@@ -38,7 +38,7 @@ class Board:
     """A loaded board: its row, its game and the live state."""
 
     row: GameRow
-    game: Game
+    game: AnyGame
     state: Any
 
     @property
@@ -69,7 +69,7 @@ def parse_board_number(text: str) -> int:
     return int(digits)
 
 
-def load_board(ctx: CommandContext, game: Game, board_text: str, *, for_update: bool) -> Board:
+def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_update: bool) -> Board:
     number = parse_board_number(board_text)
     # One query for the board, its seats and their users.
     query = select(GameRow).where(GameRow.id == number).options(joinedload(GameRow.seats))
@@ -89,7 +89,7 @@ def load_board(ctx: CommandContext, game: Game, board_text: str, *, for_update: 
 
 
 def create_board(
-    ctx: CommandContext, game: Game, options: dict[str, Any], players: Sequence[User]
+    ctx: CommandContext, game: AnyGame, options: dict[str, Any], players: Sequence[User]
 ) -> Board:
     seed = secrets.randbits(62)
     state = game.new_game(options, new_game_rng(seed))
@@ -184,7 +184,7 @@ def replay_moves(board: Board, texts: Sequence[str]) -> Any:
     return state
 
 
-def _try_parse(game: Game, state: Any, seat: int, text: str) -> Any:
+def _try_parse(game: AnyGame, state: Any, seat: int, text: str) -> Any:
     try:
         return game.parse_move(state, seat, text)
     except MoveError:
@@ -320,7 +320,7 @@ def _termination(stored: object) -> Termination:
 
 
 def record_headers(board: Board) -> dict[str, str]:
-    """Facts about the board for a game record (see Game.export)."""
+    """Facts about the board for a game record (see AnyGame.export)."""
     headers = {
         "Board": str(board.number),
         "Date": board.row.created_at.strftime("%Y.%m.%d"),

@@ -111,7 +111,7 @@ def run_maintenance(
     return report
 
 
-def _aware(stamp, now):  # type: ignore[no-untyped-def]
+def _aware(stamp: datetime, now: datetime) -> datetime:
     """SQLite gives back naive datetimes: they were stored in UTC."""
     return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=now.tzinfo)
 

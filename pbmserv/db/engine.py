@@ -19,7 +19,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, connect_args={"timeout": 60})
 
         @event.listens_for(engine, "connect")
-        def _on_connect(dbapi_connection, _record) -> None:  # type: ignore[no-untyped-def]
+        def _on_connect(dbapi_connection, _record) -> None:
             # Let SQLAlchemy emit BEGIN itself so savepoints work, and take the write lock
             # at BEGIN so two writers never deadlock upgrading a read lock.
             dbapi_connection.isolation_level = None
@@ -30,7 +30,7 @@ def make_engine(url: str) -> Engine:
             cursor.close()
 
         @event.listens_for(engine, "begin")
-        def _on_begin(conn) -> None:  # type: ignore[no-untyped-def]
+        def _on_begin(conn) -> None:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine

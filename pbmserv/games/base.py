@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeAlias, TypeVar
 
 # Viewers other than a seat number. A seat is an int >= 0.
 PUBLIC = "public"
@@ -90,10 +90,10 @@ class OptionSpec:
                     f"{self.maximum}"
                 )
             return value
-        value = raw.lower()
-        if self.choices and value not in self.choices:
+        word = raw.lower()
+        if self.choices and word not in self.choices:
             raise self._not_a_choice(raw)
-        return value
+        return word
 
     def _not_a_choice(self, raw: str) -> OptionError:
         allowed = ", ".join(str(c) for c in self.choices or ())
@@ -310,6 +310,10 @@ class Game(ABC, Generic[S, M]):
                 f"{self.SPEC.name}: state version {data.get('version')!r} is not "
                 f"{self.STATE_VERSION}"
             )
+
+
+#: Any game, as the server holds one: it handles every game alike, whatever its state and move.
+AnyGame: TypeAlias = Game[Any, Any]
 
 
 def move_rng(seed: int, ply: int) -> random.Random:

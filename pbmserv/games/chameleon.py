@@ -462,6 +462,7 @@ class Chameleon(Game):
                 raise StateError("chameleon: a chain was complete before the last move")
         result = None
         if last_cell is not None:
+            assert piece is not None  # taken off the last cell above
             cells[last_cell] = _PIECE_CODES[piece]
             touched = _link(cells, parent, edges, geometry.neighbours[last_cell], last_cell)
             result = _result(swapped, (ply - 1) % 2, touched, piece)

@@ -808,7 +808,7 @@ def _option_size(raw: object) -> int:
         raw = int(raw)
     if isinstance(raw, bool) or raw not in SIZES:
         raise OptionError(f"-size={raw}: choose one of 5, 7")
-    return int(raw)  # type: ignore[arg-type]
+    return int(raw)
 
 
 # --- prompts and errors ------------------------------------------------------------------------
@@ -968,7 +968,7 @@ class _Loader:
             reserve=self.reserve(data.get("reserve"), size, variant),
             drawn=self.drawn(data.get("drawn"), size),
             first=first,
-            ply=data.get("ply"),  # checked below
+            ply=data.get("ply"),  # type: ignore[arg-type]  # checked below
             last_move=data.get("last_move"),
         )
         self.check_progress(state)

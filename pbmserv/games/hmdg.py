@@ -33,7 +33,6 @@ from typing import Any, Final, NamedTuple
 
 from pbmserv.games.base import (
     OMNISCIENT,
-    PUBLIC,
     Game,
     GameSpec,
     IllegalMoveError,
@@ -673,7 +672,8 @@ class HiddenMoveDoubleGomoku(Game):
         match = _OPENING_RE.fullmatch(words)
         if match is None:
             raise InvalidMoveError(f"{shown} is not a move here: {self._syntax(OPENING)}")
-        return Opening(_point(*match.groups(), shown))
+        letter, digits = match.groups()
+        return Opening(_point(letter, digits, shown))
 
     def _parse_choice(self, words: str, shown: str) -> Choice:
         match = _CHOICE_RE.fullmatch(words)
@@ -693,7 +693,7 @@ class HiddenMoveDoubleGomoku(Game):
             raise self._not_an_announcement(words, shown)
         point = _point(letter, digits, shown)
         line = ROW if word.startswith("row") else COL
-        if not _line_value_matches(point, line, value):
+        if value is not None and not _line_value_matches(point, line, value):
             wrong = f"row {value.upper()}" if line == ROW else f"column {value}"
             raise InvalidMoveError(
                 f"{shown}: {point_name(point)} is in {line_name(point, line)}, not in {wrong}"
@@ -940,7 +940,8 @@ class HiddenMoveDoubleGomoku(Game):
         may not see, and the same public facts; the state itself if no such change is found."""
         if state.result is not None or state.x_seat is None:
             return state
-        secret = [s for s in (X_SIDE, O_SIDE) if viewer == PUBLIC or state.side_of(viewer) != s]
+        seat = viewer if isinstance(viewer, int) else None
+        secret = [s for s in (X_SIDE, O_SIDE) if seat is None or state.side_of(seat) != s]
         for _ in range(12):
             varied = _vary_once(state, rng.choice(secret), rng)
             if varied is not None:
@@ -1049,10 +1050,10 @@ def _vary_once(state: HmdgState, side: int, rng: random.Random) -> HmdgState | N
     index = rng.choice(movable)
     record = state.turns[index]
     taken = state.revealed | state.pieces[side] | (1 << pending.point if pending else 0)
-    places = points_of(line_mask(record.point, record.line) & ~taken)
-    if not places:
+    choices = points_of(line_mask(record.point, record.line) & ~taken)
+    if not choices:
         return None
-    return _move_hidden_piece(state, index, rng.choice(places))
+    return _move_hidden_piece(state, index, rng.choice(choices))
 
 
 def _move_hidden_piece(state: HmdgState, index: int, point: int) -> HmdgState | None:

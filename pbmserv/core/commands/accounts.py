@@ -12,7 +12,7 @@ from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification, Section
 from pbmserv.db.models import User
 from pbmserv.games import find_game
-from pbmserv.games.base import Game
+from pbmserv.games.base import AnyGame
 
 USERID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,23}$")
 ADDRESS_PATTERN = re.compile(r"^[^@\s<>\"',;]+@[A-Za-z0-9.-]+$")
@@ -34,7 +34,7 @@ def check_password_rules(password: str) -> None:
     details="User ids are 2-24 letters, digits, '_', '.' or '-', starting with a letter; "
     "they are not case-sensitive. Passwords are case-sensitive.",
 )
-def signup(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def signup(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     userid, password = line.words[1], line.words[2]
     full_name = line.rest(3)[:200]
     if not USERID_PATTERN.match(userid):
@@ -75,7 +75,7 @@ def signup(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sectio
     min_words=4,
     max_words=4,
 )
-def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def password(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
     new = line.words[3]
     check_password_rules(new)
@@ -95,7 +95,7 @@ def password(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Sect
     min_words=4,
     max_words=4,
 )
-def email(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
     new_address = line.words[3].strip("<>")
     if not ADDRESS_PATTERN.match(new_address):

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from pbmserv.core.commands.registry import GAME_COMMANDS, TOP_LEVEL, all_commands, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
 from pbmserv.games import all_games, find_game
-from pbmserv.games.base import Game
+from pbmserv.games.base import AnyGame
 from pbmserv.resources import templates_dir
 
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
@@ -31,9 +32,9 @@ def _command_rows() -> list[dict[str, str]]:
     "this help: the index, the command summary, a game's rules",
     max_words=2,
 )
-def help_command(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     topic = line.words[1].lower() if len(line.words) > 1 else "index"
-    common = {"server_address": ctx.settings.address, "commands": _command_rows()}
+    common: dict[str, Any] = {"server_address": ctx.settings.address, "commands": _command_rows()}
     if topic == "index":
         games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]
         context = {**common, "games": games, "topics": help_topics()}

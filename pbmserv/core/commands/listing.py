@@ -10,11 +10,11 @@ from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import Section
 from pbmserv.db.models import GameRow, Seat
 from pbmserv.games import all_games
-from pbmserv.games.base import Game
+from pbmserv.games.base import AnyGame
 
 
 @command("games", "games", "list the games you can play here", max_words=1)
-def games(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     active = dict(
         ctx.session.execute(
             select(GameRow.game, func.count())
@@ -42,7 +42,7 @@ def games(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section
     min_words=2,
     max_words=2,
 )
-def status(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = ctx.require_user(line.words[1])
     rows = ctx.session.scalars(
         select(GameRow)

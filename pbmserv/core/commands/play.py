@@ -14,11 +14,11 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
-from pbmserv.db.models import Observer, User
-from pbmserv.games.base import Game, OptionError
+from pbmserv.db.models import MoveRow, Observer, User
+from pbmserv.games.base import AnyGame, OptionError
 
 
-def _player(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User, int]:
+def _player(ctx: CommandContext, game: AnyGame, line: CommandLine) -> tuple[Board, User, int]:
     """Load the board named on the line for update, and authenticate one of its players."""
     board = service.load_board(ctx, game, line.words[2], for_update=True)
     players = [seat.user for seat in board.row.seats]
@@ -56,7 +56,7 @@ def _challenge_words(words: tuple[str, ...]) -> int:
     min_words=4,
     max_words=_challenge_words,
 )
-def challenge(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     raw_options, names = _split_options(line.words[2:])
     if len(names) != game.SPEC.players:
@@ -89,7 +89,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sect
 
 def _play_and_report(
     ctx: CommandContext,
-    game: Game,
+    game: AnyGame,
     board: Board,
     seat: int,
     text: str | None,
@@ -130,13 +130,13 @@ def _play_and_report(
     min_words=6,
     move_from=5,
 )
-def move(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def move(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board, _user, seat = _player(ctx, game, line)
     return _play_and_report(ctx, game, board, seat, line.rest(5))
 
 
-def play_verb(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def play_verb(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     """A game's kind of move (``hmdg reveal ...``): the move is the kind's word and the rest.
     The word written again (``hmdg reveal 3 bob PW reveal C3``, as a prompt's example shows
     the move) is the same move."""
@@ -157,7 +157,7 @@ def play_verb(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sect
     min_words=5,
     max_words=5,
 )
-def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def swap(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     if not game.SPEC.has_swap:
         raise CommandError(f"{game.SPEC.title} has no swap option")
@@ -174,7 +174,7 @@ def swap(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
     min_words=3,
     max_words=5,
 )
-def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def board_command(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board = service.load_board(ctx, game, line.words[2], for_update=False)
     seat: int | None = None
@@ -200,7 +200,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: Game | None) -> 
     min_words=3,
     max_words=4,
 )
-def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board = service.load_board(ctx, game, line.words[2], for_update=False)
     rows = service.history(ctx, board)
@@ -232,7 +232,7 @@ def history(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
     )
 
 
-def _exported_history(game: Game, board: Board, rows: list, fmt: str) -> Section:
+def _exported_history(game: AnyGame, board: Board, rows: list[MoveRow], fmt: str) -> Section:
     if fmt not in game.SPEC.record_formats:
         offered = ", ".join(game.SPEC.record_formats) or "none"
         raise CommandError(
@@ -264,7 +264,7 @@ def _exported_history(game: Game, board: Board, rows: list, fmt: str) -> Section
     min_words=5,
     max_words=5,
 )
-def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def resign(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     return _end_by_player(ctx, line, game, service.resign, "resign", "resigned", "resigned")
 
 
@@ -277,7 +277,7 @@ def resign(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section
     min_words=5,
     max_words=5,
 )
-def decline(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def decline(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     told = "declined the challenge"
     return _end_by_player(ctx, line, game, service.decline, "decline", "declined", told)
 
@@ -285,7 +285,7 @@ def decline(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
 def _end_by_player(
     ctx: CommandContext,
     line: CommandLine,
-    game: Game | None,
+    game: AnyGame | None,
     end: Callable[[CommandContext, Board, int], None],
     verb: str,
     done: str,
@@ -305,7 +305,7 @@ def _end_by_player(
     )
 
 
-def _observer_args(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[Board, User]:
+def _observer_args(ctx: CommandContext, game: AnyGame, line: CommandLine) -> tuple[Board, User]:
     board = service.load_board(ctx, game, line.words[2], for_update=False)
     user = logins.authenticate(ctx, line.words[3], line.words[4])
     if board.seat_of(user) is not None:
@@ -324,7 +324,7 @@ def _observer_args(ctx: CommandContext, game: Game, line: CommandLine) -> tuple[
     min_words=5,
     max_words=5,
 )
-def observe(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def observe(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board, user = _observer_args(ctx, game, line)
     existing = ctx.session.get(Observer, (board.number, user.id))
@@ -352,7 +352,7 @@ def observe(ctx: CommandContext, line: CommandLine, game: Game | None) -> Sectio
     min_words=5,
     max_words=5,
 )
-def unobserve(ctx: CommandContext, line: CommandLine, game: Game | None) -> Section:
+def unobserve(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board, user = _observer_args(ctx, game, line)
     existing = ctx.session.scalar(

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import Section
-from pbmserv.games.base import Game
+from pbmserv.games.base import AnyGame
 
-Handler = Callable[[CommandContext, CommandLine, Game | None], Section]
+Handler = Callable[[CommandContext, CommandLine, AnyGame | None], Section]
 #: How many leading words of a line the command takes, known not to be secret (passwords
 #: aside): a number, a function of the words, or None when free text may follow.
 WordLimit = int | Callable[[tuple[str, ...]], int] | None
@@ -40,7 +40,7 @@ class CommandSpec:
         """How many leading words may be quoted back (secret words still masked)."""
         return self.max_words(words) if callable(self.max_words) else self.max_words
 
-    def syntax_for(self, game: Game | None) -> str:
+    def syntax_for(self, game: AnyGame | None) -> str:
         return self.syntax.replace("GAME", game.SPEC.name) if game else self.syntax
 
 

@@ -13,7 +13,7 @@ from pbmserv.core.results import CommandError, Section
 from pbmserv.core.tournaments import players, report, store
 from pbmserv.core.tournaments.setup import enter
 from pbmserv.db.models import Tournament, User
-from pbmserv.games.base import Game
+from pbmserv.games.base import AnyGame
 from pbmserv.resources import templates_dir
 
 SYNTAX = "tournament list|show|join|withdraw|choose|table ..."
@@ -144,7 +144,7 @@ def _tournament_words(words: tuple[str, ...]) -> int:
     details=_help_topic(),
     max_words=_tournament_words,
 )
-def tournament(ctx: CommandContext, line: CommandLine, _game: Game | None) -> Section:
+def tournament(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     sub = SUBCOMMANDS.get(line.words[1].lower())
     if sub is None:
         raise CommandError(

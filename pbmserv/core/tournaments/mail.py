@@ -11,7 +11,7 @@ from pbmserv.core.results import Notification
 from pbmserv.core.tournaments import report, store
 from pbmserv.core.tournaments.state import Progress
 from pbmserv.db.models import Entry, GameRow, Match, Tournament
-from pbmserv.tournaments import Playability
+from pbmserv.tournaments import Playability, PlayerId
 
 
 def _recipients(entries: Sequence[Entry]) -> list[Entry]:
@@ -32,7 +32,7 @@ def _send(ctx: CommandContext, entry: Entry, kind: str, context: dict[str, Any])
 def _played(
     round_matches: Sequence[Match],
     boards: Mapping[int, Sequence[GameRow]],
-    names: Mapping[int, str],
+    names: Mapping[PlayerId, str],
 ) -> list[dict[str, Any]]:
     """The round's matches (byes apart) as the templates show them."""
     return [
@@ -67,7 +67,7 @@ def _your_match(
     entry: Entry,
     match: Match | None,
     boards: Mapping[int, Sequence[GameRow]],
-    names: Mapping[int, str],
+    names: Mapping[PlayerId, str],
 ) -> dict[str, Any] | None:
     """The recipient's own part of the round: opponent, first move, the game to choose."""
     if match is None:

@@ -23,6 +23,7 @@ from pbmserv.core.tournaments.service import (
     settle,
     settle_finished,
 )
+from pbmserv.core.tournaments.state import pairing_of
 from pbmserv.db.models import GameRow, Match, Seat, Tournament, User
 from pbmserv.games import find_game
 from pbmserv.games.base import Outcome, Termination
@@ -55,7 +56,8 @@ def choose(ctx: CommandContext, tournament: Tournament, user: User, game: str) -
     if match is None:
         raise _no_choice(tournament, current, user)
     entries = {e.user_id: e for e in store.entries(ctx, tournament)}
-    chooser, opponent = entries[match.first_id], entries[match.second_id]
+    played = pairing_of(match)
+    chooser, opponent = entries[int(played.first)], entries[int(played.second)]
     try:
         label, mine, theirs = choose_game(
             Playability.from_mapping(rules, chooser.playability or {}),
@@ -80,10 +82,10 @@ def _no_choice(tournament: Tournament, current: Sequence[Match], user: User) -> 
         return CommandError(
             f"{theirs.first.display_id} has the first move in your match and chooses the game"
         )
-    if (mine or theirs) is not None:
+    chosen = mine or theirs
+    if chosen is not None:
         return CommandError(
-            f"the game of your match in round {tournament.round} is chosen already: "
-            f"{(mine or theirs).game}"
+            f"the game of your match in round {tournament.round} is chosen already: {chosen.game}"
         )
     return CommandError(
         f"{user.display_id} has no match to choose a game for in round {tournament.round} "

@@ -12,7 +12,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.tournaments import store
 from pbmserv.core.tournaments.state import Progress, progress_of
 from pbmserv.db.models import Entry, GameRow, Match, Tournament
-from pbmserv.tournaments import Format, Tiebreak
+from pbmserv.tournaments import Format, PlayerId, Tiebreak
 
 FORMAT_TITLES = {
     Format.KNOCKOUT: "knockout",
@@ -91,7 +91,9 @@ def _game_text(game: Mapping[str, Any]) -> str:
     return f"{game['label']} ({', '.join(details)})" if details else game["label"]
 
 
-def match_row(match: Match, boards: Sequence[GameRow], names: Mapping[int, str]) -> dict[str, Any]:
+def match_row(
+    match: Match, boards: Sequence[GameRow], names: Mapping[PlayerId, str]
+) -> dict[str, Any]:
     """One match for people: who, which game, which boards, and how it stands."""
     first = names[match.first_id]
     second = names[match.second_id] if match.second_id is not None else None
@@ -107,7 +109,7 @@ def match_row(match: Match, boards: Sequence[GameRow], names: Mapping[int, str])
     }
 
 
-def _result_text(match: Match, boards: Sequence[GameRow], names: Mapping[int, str]) -> str:
+def _result_text(match: Match, boards: Sequence[GameRow], names: Mapping[PlayerId, str]) -> str:
     if match.second_id is None:
         return "bye"
     if match.status == "choosing":
@@ -123,7 +125,7 @@ def _result_text(match: Match, boards: Sequence[GameRow], names: Mapping[int, st
     return f"{names[match.winner_id]} won {score}"
 
 
-def standings_rows(progress: Progress, names: Mapping[int, str]) -> list[dict[str, Any]]:
+def standings_rows(progress: Progress, names: Mapping[PlayerId, str]) -> list[dict[str, Any]]:
     """The standings table: rank, player, score, tie-break, and a note (withdrawn, out...)."""
     knockout = progress.knockout() if progress.format is Format.KNOCKOUT else None
     still_in = set(knockout.pending.players) if knockout and not knockout.finished else set()
@@ -148,7 +150,7 @@ def standings_rows(progress: Progress, names: Mapping[int, str]) -> list[dict[st
     return rows
 
 
-def winners(tournament: Tournament, progress: Progress, names: Mapping[int, str]) -> list[str]:
+def winners(tournament: Tournament, progress: Progress, names: Mapping[PlayerId, str]) -> list[str]:
     """Who won a finished tournament (several when they share first place)."""
     if tournament.status != "finished":
         return []
@@ -158,7 +160,7 @@ def winners(tournament: Tournament, progress: Progress, names: Mapping[int, str]
     return [names[s.player] for s in progress.standings() if s.rank == 1]
 
 
-def names_of(entries: Sequence[Entry]) -> dict[int, str]:
+def names_of(entries: Sequence[Entry]) -> dict[PlayerId, str]:
     return {e.user_id: e.user.display_id for e in entries}
 
 

@@ -21,7 +21,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments import report, store
 from pbmserv.core.tournaments.mail import mail_pairings, mail_standings
-from pbmserv.core.tournaments.state import PlannedRound
+from pbmserv.core.tournaments.state import PlannedRound, pairing_of
 from pbmserv.db.models import Entry, GameRow, Match, Tournament, User
 from pbmserv.games import find_game
 from pbmserv.tournaments import (
@@ -176,13 +176,14 @@ def _new_match(
 
 def planned_games(match: Match) -> tuple[Pairing, ...]:
     """The match's games, the first move alternating from the match's first player."""
-    return match_games(Pairing(match.first_id, match.second_id), match.games)
+    return match_games(pairing_of(match), match.games)
 
 
 def create_boards(
     ctx: CommandContext, tournament: Tournament, match: Match, games: Sequence[Pairing]
 ) -> list[GameRow]:
     """Create the boards of ``games`` (seat 0 moves first) and mail them like any board."""
+    assert match.game is not None, "boards are made once the match's game is known"
     listed = store.listed_game(tournament, match.game)
     game = find_game(listed["name"])
     if game is None:
@@ -190,7 +191,7 @@ def create_boards(
     already = len(store.match_boards(ctx, [match.id])[match.id])
     rows = []
     for number, pairing in enumerate(games, start=already + 1):
-        players = [ctx.session.get(User, p) for p in pairing.players]
+        players = [ctx.session.get_one(User, p) for p in pairing.players]
         board = service.create_board(ctx, game, dict(listed["options"]), players)
         board.row.match_id = match.id
         which = f"game {number} of {match.games}" if number <= match.games else "a deciding game"
@@ -242,12 +243,13 @@ def settle(ctx: CommandContext, tournament: Tournament, match: Match) -> None:
         result = _walkover(match, withdrawn)
     else:
         result = match_result(
-            Pairing(match.first_id, match.second_id),
+            pairing_of(match),
             [report.board_winner(row) for row in boards],
         )
         if result.points == DRAW and store.tournament_format(tournament) is Format.KNOCKOUT:
             # One more game, first move to the match's second player, until it is decided.
-            decider = Pairing(match.second_id, match.first_id)
+            played = pairing_of(match)
+            decider = Pairing(played.second, played.first)
             create_boards(ctx, tournament, match, [decider])
             return
     _record(ctx, tournament, match, result, entries)
@@ -261,7 +263,8 @@ def _walkover(match: Match, withdrawn: set[int]) -> MatchResult:
     first_gone = match.first_id in withdrawn
     second_gone = match.second_id in withdrawn
     points = LOSS if first_gone and not second_gone else WIN
-    return MatchResult(match.first_id, match.second_id, points)
+    played = pairing_of(match)
+    return MatchResult(played.first, played.second, points)
 
 
 def _record(
@@ -273,7 +276,7 @@ def _record(
 ) -> None:
     match.status = "done"
     match.points = result.points
-    match.winner_id = result.winner
+    match.winner_id = None if result.winner is None else int(result.winner)
     match.updated_at = ctx.now()
     rules = store.polyludic(tournament)
     if rules is None:

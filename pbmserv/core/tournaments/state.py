@@ -19,6 +19,7 @@ from pbmserv.tournaments import (
     MatchResult,
     Pairing,
     PairingError,
+    PlayerId,
     RoundPairing,
     Standing,
     berger_rounds,
@@ -35,7 +36,7 @@ class PlannedRound:
     """The next round to create: each match with its bracket, and the byes."""
 
     pairings: tuple[tuple[Pairing, str], ...]
-    byes: tuple[tuple[int, str], ...] = ()
+    byes: tuple[tuple[PlayerId, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,13 @@ class Progress:
         return _planned(paired)
 
 
+def pairing_of(match: Match) -> Pairing:
+    """The match's two players, the first to move first (a bye has no pairing)."""
+    if match.second_id is None:
+        raise ValueError(f"match {match.id} is a bye")
+    return Pairing(match.first_id, match.second_id)
+
+
 def _planned(paired: RoundPairing, bracket: str = "") -> PlannedRound:
     return PlannedRound(
         tuple((p, bracket) for p in paired.pairings), tuple((b, bracket) for b in paired.byes)
@@ -137,7 +145,7 @@ def progress_of(
         played = [m for m in by_round[number] if m.second_id is not None]
         rounds.append(
             RoundPairing(
-                tuple(Pairing(m.first_id, m.second_id) for m in played),
+                tuple(pairing_of(m) for m in played),
                 tuple(m.first_id for m in by_round[number] if m.second_id is None),
             )
         )

@@ -36,7 +36,7 @@ def find_tournament(ctx: CommandContext, text: str, *, for_update: bool = False)
         # Serialises everything that changes one tournament (board ends, choices, joins,
         # withdrawals) across processes, so a round's end is seen by exactly one of them.
         query = query.with_for_update()
-    tournament = ctx.session.scalar(_fresh(query))
+    tournament: Tournament | None = ctx.session.scalar(_fresh(query))
     if tournament is None:
         raise CommandError(f'there is no tournament "{text}"', hint=LIST_HINT)
     return tournament
@@ -45,7 +45,8 @@ def find_tournament(ctx: CommandContext, text: str, *, for_update: bool = False)
 def lock_tournament(ctx: CommandContext, tournament_id: int) -> Tournament:
     """The tournament row, locked for the rest of the transaction and read afresh."""
     query = select(Tournament).where(Tournament.id == tournament_id).with_for_update()
-    return ctx.session.scalars(_fresh(query)).one()
+    tournament: Tournament = ctx.session.scalars(_fresh(query)).one()
+    return tournament
 
 
 def entries(ctx: CommandContext, tournament: Tournament) -> list[Entry]:

@@ -1,0 +1,376 @@
+"""Extinction Chess under the game contract: turns, moves, the diagram, storage and the PGN
+record, built on the board, state, notation and storage modules."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from typing import Any
+
+import chess
+import chess.pgn
+
+from pbmserv.games.base import (
+    Game,
+    GameSpec,
+    IllegalMoveError,
+    InvalidMoveError,
+    MoveKind,
+    Outcome,
+    StateError,
+    Termination,
+    Turn,
+    Viewer,
+)
+from pbmserv.games.extinction.board import (
+    _INITIAL,
+    _SYNTAX,
+    DRAW,
+    KINDS,
+    SEAT_NAMES,
+    ExtinctionMove,
+)
+from pbmserv.games.extinction.notation import (
+    _DRAW_TEXTS,
+    _is_draw_text,
+    _MoveReader,
+    _quote,
+)
+from pbmserv.games.extinction.state import (
+    _CLAIMS,
+    ExtinctionState,
+    _claim,
+    _claim_kind,
+    _color,
+    _key_of,
+    _position_result,
+    _seat,
+    position_key,
+)
+from pbmserv.games.extinction.storage import (
+    _load_board,
+    _load_last_move,
+    _load_result,
+    _load_seen,
+    _load_taken,
+)
+
+# --- the game --------------------------------------------------------------------------------
+
+
+def position(fen: str = chess.STARTING_FEN) -> ExtinctionState:
+    """A state for the position ``fen`` with no moves behind it (for studies and tests): the
+    pieces missing from the usual set count as captured, extra pieces as promoted pawns.
+    Raises StateError if ``fen`` is not a valid position."""
+    board = _load_board(fen, normal_form=False)
+    taken = ["", ""]
+    for color in chess.COLORS:
+        counts = {kind: len(board.pieces(kind, color)) for kind in KINDS}
+        promoted = sum(max(0, counts[kind] - n) for kind, n in _INITIAL.items())
+        missing = "".join(
+            chess.piece_symbol(kind) * max(0, n - counts[kind]) for kind, n in _INITIAL.items()
+        )
+        missing += "p" * (8 - counts[chess.PAWN] - promoted)
+        taken[_seat(not color)] = missing if color == chess.BLACK else missing.upper()
+    state = ExtinctionState(
+        fen=board.fen(),
+        seen=(position_key(board),),
+        taken=(taken[0], taken[1]),
+        _board=board,
+    )
+    _load_taken(list(state.taken), board)
+    return replace(state, result=_position_result(board, state.seen))
+
+
+class ExtinctionChess(Game):
+    """Extinction Chess: seat 0 plays White and moves first, seat 1 plays Black."""
+
+    SPEC = GameSpec(
+        name="extinction",
+        title="Extinction Chess",
+        seat_names=SEAT_NAMES,
+        move_kinds=(MoveKind(DRAW, "", "offer a draw, accept the one offered, or claim one"),),
+        record_formats=("pgn",),
+    )
+
+    # --- setting up -------------------------------------------------------------------------
+
+    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> ExtinctionState:
+        """The usual chess position (Extinction Chess takes no options and no randomness)."""
+        return position()
+
+    # --- whose turn -------------------------------------------------------------------------
+
+    def to_move(self, state: ExtinctionState) -> Turn:
+        """White or Black, by the board; the prompt mentions draw offers and claims."""
+        if state.result is not None:
+            return Turn(seats=frozenset())
+        seat = state.seat_to_move
+        other = SEAT_NAMES[1 - seat]
+        example = "Nf3, exd5, O-O or g1f3" if seat == 0 else "Nf6, exd4, O-O or g8f6"
+        parts = [f"you play {SEAT_NAMES[seat]}; write moves like {example}"]
+        if state.draw_offer == seat:
+            parts.append("you have offered a draw, now make your move")
+        elif state.draw_offer == 1 - seat:
+            parts.append(f"{other} offers a draw: send draw as your move to accept, or move")
+        elif _claim(state) is not None:
+            parts.append("you may claim a draw by sending draw as your move")
+        prompt = "; ".join(parts)
+        return Turn(seats=frozenset({seat}), prompts={seat: prompt})
+
+    # --- moves ------------------------------------------------------------------------------
+
+    def parse_move(self, state: ExtinctionState, seat: int, text: str) -> ExtinctionMove:
+        """Read SAN (``Nf3``, ``exd5``, ``O-O``, ``e8=K``), coordinates (``g1f3``, ``e7e8k``) or
+        ``draw``; raise a graded MoveError that quotes ``text`` and says why."""
+        raw = text.strip()
+        shown = _quote(raw)
+        if state.result is not None:
+            raise IllegalMoveError(f"{shown}: the game is over ({state.result.reason})")
+        if seat != state.seat_to_move:
+            raise IllegalMoveError(
+                f"{shown}: it is not your turn; {SEAT_NAMES[state.seat_to_move]} is to move"
+            )
+        if _is_draw_text(raw):
+            if state.draw_offer == seat and _claim(state) is None:
+                raise IllegalMoveError(
+                    f"{shown}: you have already offered a draw this turn; now make your move"
+                )
+            return DRAW
+        compact = "".join(raw.split())
+        if not compact or len(compact) > 12:
+            raise InvalidMoveError(f"{shown} is not a chess move: {_SYNTAX}")
+        # A copy: explaining a refusal pushes and pops moves (for SAN) on the reader's board.
+        return _MoveReader(state.board(), raw).read(compact)
+
+    def format_move(self, state: ExtinctionState, move: ExtinctionMove) -> str:
+        """SAN as python-chess writes it (``#`` marks a move that ends the game), or for the draw
+        move what it does here: ``draw claimed``, ``draw accepted`` or ``draw offer``."""
+        if move == DRAW:
+            return _DRAW_TEXTS[self._draw_kind(state)]
+        assert isinstance(move, chess.Move)
+        return state._board.copy(stack=False).san(move)
+
+    @staticmethod
+    def _draw_kind(state: ExtinctionState) -> str:
+        if _claim(state) is not None:
+            return "claim"
+        if state.draw_offer == 1 - state.seat_to_move:
+            return "accept"
+        return "offer"
+
+    def legal_moves(self, state: ExtinctionState, seat: int) -> list[ExtinctionMove]:
+        """Every chess move of the side to move, and ``draw`` unless it was just offered."""
+        if state.result is not None or seat != state.seat_to_move:
+            return []
+        moves: list[ExtinctionMove] = list(state._board.generate_legal_moves())
+        if state.draw_offer != seat or _claim(state) is not None:
+            moves.append(DRAW)
+        return moves
+
+    def apply(
+        self, state: ExtinctionState, move: ExtinctionMove, rng: random.Random
+    ) -> ExtinctionState:
+        """The state after ``move``: one board copy and one push; ``state`` is left as it was."""
+        if state.result is not None:
+            raise IllegalMoveError("the game is over")
+        if move == DRAW:
+            return self._apply_draw(state)
+        assert isinstance(move, chess.Move)
+        board = state._board.copy(stack=False)
+        if not board.is_legal(move):
+            raise IllegalMoveError(f"{move.uci()} is not a legal move here")
+        mover = state.seat_to_move
+        captured = self._captured(board, move)
+        rights = board.castling_rights
+        san = board.san_and_push(move)
+        board.clear_stack()
+        fen = board.fen()
+        key = _key_of(fen)
+        irreversible = board.halfmove_clock == 0 or board.castling_rights != rights
+        seen = (key,) if irreversible else (*state.seen, key)
+        taken = list(state.taken)
+        taken[mover] += captured
+        return ExtinctionState(
+            fen=fen,
+            seen=seen,
+            taken=(taken[0], taken[1]),
+            last_move=san,
+            draw_offer=mover if state.draw_offer == mover else None,
+            result=_position_result(board, seen),
+            _board=board,
+        )
+
+    @staticmethod
+    def _captured(board: chess.Board, move: chess.Move) -> str:
+        """The FEN letter of the piece ``move`` captures, or ''."""
+        if board.is_en_passant(move):
+            return "p" if board.turn == chess.WHITE else "P"
+        piece = board.piece_at(move.to_square)
+        if piece is None or piece.color == board.turn:  # castling "captures" nothing
+            return ""
+        return piece.symbol()
+
+    def _apply_draw(self, state: ExtinctionState) -> ExtinctionState:
+        seat = state.seat_to_move
+        name = SEAT_NAMES[seat]
+        kind = self._draw_kind(state)
+        if kind == "claim":
+            claimed = _claim_kind(state)
+            assert claimed is not None
+            reason = f"{name} claimed a draw by {_CLAIMS[claimed]}"
+            outcome = Outcome(frozenset(), reason, termination=claimed)
+            return replace(state, result=outcome)
+        if kind == "accept":
+            offer = f"{SEAT_NAMES[1 - seat]}'s offer"
+            outcome = Outcome(
+                frozenset(),
+                f"draw by agreement: {name} accepted {offer}",
+                termination=Termination.AGREEMENT,
+            )
+            return replace(state, result=outcome)
+        if state.draw_offer == seat:
+            raise IllegalMoveError(f"{name} has already offered a draw this turn")
+        return replace(state, draw_offer=seat)
+
+    def outcome(self, state: ExtinctionState) -> Outcome | None:
+        """Set by the move that ended the game; None while it goes on."""
+        return state.result
+
+    def move_number(self, state: ExtinctionState) -> int:
+        """Half-moves played (a draw offer is not a move)."""
+        return state.ply
+
+    # --- the diagram ------------------------------------------------------------------------
+
+    def render(self, state: ExtinctionState, viewer: Viewer) -> str:
+        """The board with White at the bottom, the material of each side, whose move it is and
+        the last move; every viewer sees the same."""
+        del viewer  # no hidden information
+        board = state._board
+        lines = ["    a b c d e f g h"]
+        for rank in range(7, -1, -1):
+            row = " ".join(
+                (p.symbol() if (p := board.piece_at(chess.square(f, rank))) else ".")
+                for f in range(8)
+            )
+            lines.append(f" {rank + 1}  {row}  {rank + 1}")
+        kinds = "".join(f"{chess.piece_symbol(k).upper():>3}" for k in KINDS)
+        lines += ["    a b c d e f g h", "", f"{'':20}{kinds}   has taken"]
+        for seat, name in enumerate(SEAT_NAMES):
+            color = _color(seat)
+            label = f"{name} ({'capitals' if seat == 0 else 'lower case'})"
+            counts = "".join(f"{len(board.pieces(k, color)):>3}" for k in KINDS)
+            lines.append(f" {label:<19}{counts}   {' '.join(state.taken[seat]) or '-'}")
+        lines.append("")
+        lines.append(self._status_line(state))
+        if state.result is None and state.draw_offer is not None:
+            lines.append(f"{SEAT_NAMES[state.draw_offer]} offers a draw.")
+        return "\n".join(lines)
+
+    @staticmethod
+    def _status_line(state: ExtinctionState) -> str:
+        board = state._board
+        parts = []
+        if state.last_move is not None:
+            number = board.fullmove_number - (1 if board.turn == chess.WHITE else 0)
+            dots = "..." if board.turn == chess.WHITE else ". "
+            parts.append(f"Last move: {number}{dots}{state.last_move}.")
+        if state.result is None:
+            to_play = SEAT_NAMES[state.seat_to_move]
+            parts.append(f"{to_play} to play, move {board.fullmove_number}.")
+        else:
+            parts.append("The game is over.")
+        return " ".join(parts)
+
+    # --- storage ----------------------------------------------------------------------------
+
+    def dump(self, state: ExtinctionState) -> dict[str, Any]:
+        """Versioned JSON: the FEN, the positions since the last irreversible move, the captured
+        pieces, the last move, a standing draw offer and the result."""
+        result = None
+        if state.result is not None:
+            result = {
+                "winners": sorted(state.result.winners),
+                "reason": state.result.reason,
+                "termination": state.result.termination.value,
+            }
+        return {
+            "version": self.STATE_VERSION,
+            "fen": state.fen,
+            "seen": list(state.seen),
+            "taken": list(state.taken),
+            "last_move": state.last_move,
+            "draw_offer": state.draw_offer,
+            "result": result,
+        }
+
+    def load(self, data: Mapping[str, Any]) -> ExtinctionState:
+        """Check every field against the position and rebuild the board from the FEN."""
+        if not isinstance(data, Mapping):
+            raise StateError("extinction: the state is not a JSON object")
+        self._check_version(data)
+        board = _load_board(data.get("fen"))
+        seen = _load_seen(data.get("seen"), board)
+        taken = _load_taken(data.get("taken"), board)
+        last_move = _load_last_move(data.get("last_move"), board, seen)
+        offer = data.get("draw_offer")
+        if offer is not None and (type(offer) is not int or offer not in (0, 1)):
+            raise StateError(f"extinction: bad draw offer {offer!r}")
+        state = ExtinctionState(
+            fen=board.fen(),
+            seen=seen,
+            taken=taken,
+            last_move=last_move,
+            draw_offer=offer,
+            _board=board,
+        )
+        return replace(state, result=_load_result(data.get("result"), state))
+
+    # --- the record -------------------------------------------------------------------------
+
+    def export(
+        self,
+        fmt: str,
+        start: ExtinctionState,
+        moves: Sequence[str],
+        outcome: Outcome | None,
+        headers: Mapping[str, str],
+    ) -> str:
+        """The game as PGN with ``[Variant "Extinction"]``; draw offers are left out, the
+        reason for the result is the closing comment."""
+        if fmt != "pgn":
+            raise ValueError(f"{self.SPEC.name} has no {fmt} record")
+        game = chess.pgn.Game()
+        board = start.board()
+        game.setup(board)
+        game.headers["Event"] = f"Extinction Chess, board {headers.get('Board', '?')}"
+        game.headers["Site"] = headers.get("Site", "?")
+        game.headers["Date"] = headers.get("Date", "????.??.??")
+        game.headers["Round"] = "-"
+        game.headers["White"] = headers.get("Seat0", "?")
+        game.headers["Black"] = headers.get("Seat1", "?")
+        game.headers["Result"] = _pgn_result(outcome)
+        node: chess.pgn.GameNode = game
+        for text in moves:
+            if _is_draw_text(text):
+                continue
+            move = _MoveReader(board, text).read("".join(text.split()))
+            board.push(move)
+            node = node.add_variation(move)
+        if outcome is not None:
+            node.comment = outcome.reason
+        exporter = chess.pgn.StringExporter(headers=True, variations=False, comments=True)
+        return game.accept(exporter)
+
+
+def _pgn_result(outcome: Outcome | None) -> str:
+    if outcome is None:
+        return "*"
+    if not outcome.winners:
+        return "1/2-1/2"
+    return "1-0" if 0 in outcome.winners else "0-1"
+
+
+GAME = ExtinctionChess()

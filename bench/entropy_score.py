@@ -3,7 +3,7 @@
 Run ``python bench/entropy_score.py``. It scores the same random full boards with both scorers,
 interleaved round by round so that both meet the same machine load, checks that they agree, and
 prints boards per second for each and the ratio. The fast scorer grows palindromes from their
-centres (``pbmserv.games.entropy_score``); the brute-force one tests all 21 windows of each of
+centres (``pbmserv.games.entropy.score``); the brute-force one tests all 21 windows of each of
 the 14 lines.
 """
 
@@ -21,7 +21,7 @@ try:
 except ImportError:  # run from a checkout without installing the package
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pbmserv.games.entropy_score import board_score
+from pbmserv.games.entropy.score import board_score
 
 SIZE = 7
 _BOARDS = 2000  # boards per timed round

@@ -43,7 +43,7 @@ from pbmserv.games.entropy import (
     Slide,
     Stock,
 )
-from pbmserv.games.entropy_score import board_score, line_score
+from pbmserv.games.entropy.score import board_score, line_score
 from pbmserv.games.testing import random_playout, replay
 
 LETTERS = "RGBYPWK"  # colour codes 1..7, as in the module

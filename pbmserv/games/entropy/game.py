@@ -1,0 +1,280 @@
+"""Entropy under the game contract, built on the state, rules, prompts, notation, diagram and
+storage modules."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+from pbmserv.games.base import (
+    Game,
+    GameSpec,
+    IllegalMoveError,
+    InvalidMoveError,
+    MoveKind,
+    OptionError,
+    OptionSpec,
+    Outcome,
+    StateError,
+    Turn,
+    Viewer,
+)
+from pbmserv.games.entropy.diagram import (
+    _board_lines,
+    _render_final,
+    _rows,
+    _supply_lines,
+)
+from pbmserv.games.entropy.notation import (
+    _ORDER_RE,
+    _PLACE_RE,
+    _STOCK_RE,
+    _quote,
+    _read_order,
+    _read_place,
+    _read_stock,
+    _Reader,
+)
+from pbmserv.games.entropy.prompts import (
+    _task,
+)
+from pbmserv.games.entropy.rules import (
+    _after_order,
+    _after_place,
+    _option_size,
+    _present,
+    _problem,
+    _round_start,
+    _stockings,
+)
+from pbmserv.games.entropy.score import board_score
+from pbmserv.games.entropy.state import (
+    CHAOS,
+    DEFAULT_SIZE,
+    ENTROPY2,
+    ORDER,
+    OVER,
+    PLACE,
+    RESERVE_SIZE,
+    SIZES,
+    STANDARD,
+    STOCK,
+    EntropyMove,
+    EntropyState,
+    Pass,
+    Place,
+    Slide,
+    Stock,
+    _letter,
+    _letters,
+    _slides,
+    square_name,
+)
+from pbmserv.games.entropy.storage import (
+    _Loader,
+)
+
+# --- the game --------------------------------------------------------------------------------
+
+
+class Entropy(Game):
+    """Entropy and Entropy II on 5x5 or 7x7; see the module docstring for the seats."""
+
+    SPEC = GameSpec(
+        name="entropy",
+        title="Entropy",
+        seat_names=(CHAOS, ORDER),
+        uses_chance=True,
+        options=(
+            OptionSpec(
+                name="size",
+                type=int,
+                default=DEFAULT_SIZE,
+                help="7: 7x7 board, 7 colours x 7 counters; 5: 5x5 (Hyle), 5 colours x 5",
+                choices=tuple(SIZES),
+            ),
+            OptionSpec(
+                name="variant",
+                type=str,
+                default=STANDARD,
+                help="standard: counters drawn from a bag; entropy2: Order hands them to Chaos",
+                choices=(STANDARD, ENTROPY2),
+            ),
+        ),
+        move_kinds=(
+            MoveKind(
+                name=STOCK,
+                takes="COLOURS",
+                summary="Entropy II: as Order, stock Chaos's reserve with 5 counters, like RRGBY",
+            ),
+        ),
+    )
+
+    # --- setting up -------------------------------------------------------------------------
+
+    def new_game(self, options: Mapping[str, Any], rng: random.Random) -> EntropyState:
+        """An empty board; standard Entropy draws Chaos's first counter from ``rng``."""
+        size = _option_size(options.get("size", DEFAULT_SIZE))
+        variant = options.get("variant", STANDARD)
+        if variant not in (STANDARD, ENTROPY2):
+            raise OptionError(f"-variant={variant}: choose one of {STANDARD}, {ENTROPY2}")
+        return _round_start(size, variant, 1, rng, None)
+
+    # --- whose turn -------------------------------------------------------------------------
+
+    def to_move(self, state: EntropyState) -> Turn:
+        """One seat acts at a time; the stage says what it does (place, slide or stock)."""
+        seat = state.mover
+        if seat is None:
+            return Turn(seats=frozenset(), stage=OVER)
+        return Turn(seats=frozenset({seat}), stage=state.stage, prompts={seat: _task(state)})
+
+    def seat_name(self, state: EntropyState, seat: int) -> str:
+        """The seat's role in the round in play (after the game: its round-2 role)."""
+        return state.role(seat)
+
+    # --- moves ------------------------------------------------------------------------------
+
+    def parse_move(self, state: EntropyState, seat: int, text: str) -> EntropyMove:
+        """Read ``c3``, ``c3 R``, ``c3-c6``, ``pass``, ``c3-c6 give R``, ``stock RRGBY`` and
+        their variants; raise a MoveError that quotes ``text``."""
+        raw = text.strip()
+        shown = _quote(raw)
+        if state.result is not None:
+            raise IllegalMoveError(f"{shown}: the game is over ({state.result.reason})")
+        if seat != state.mover:
+            raise IllegalMoveError(
+                f"{shown}: it is not your turn; {state.role(1 - seat)} is to move"
+            )
+        words = " ".join(raw.lower().split())
+        reader = _Reader(state, shown)
+        stock = _STOCK_RE.fullmatch(words)
+        if stock and (stock.group(1) or state.stage == STOCK):
+            return _read_stock(state, reader, stock)
+        place = _PLACE_RE.fullmatch(words)
+        if place:
+            return _read_place(state, reader, place)
+        order = _ORDER_RE.fullmatch(words)
+        if order:
+            return _read_order(state, reader, order)
+        raise InvalidMoveError(f"{shown} is not an Entropy move: {_task(state)}")
+
+    def format_move(self, state: EntropyState, move: EntropyMove) -> str:
+        """``c3 R``, ``c3-c6``, ``pass``, ``c3-c6 give R``, ``pass give R``, ``stock RRGBY``."""
+        size = state.size
+        if isinstance(move, Place):
+            return f"{square_name(move.cell, size)} {_letter(move.colour)}"
+        if isinstance(move, Stock):
+            return f"stock {_letters(move.counts)}"
+        if isinstance(move, Slide):
+            text = f"{square_name(move.src, size)}-{square_name(move.dst, size)}"
+        else:
+            text = "pass"
+        return f"{text} give {_letter(move.give)}" if move.give else text
+
+    def legal_moves(self, state: EntropyState, seat: int) -> list[EntropyMove]:
+        """Every move of ``seat`` now: placements, slides and passes (each with every colour it
+        may hand over), or every choice of 5 counters for the reserve."""
+        if seat != state.mover:
+            return []
+        if state.stage == PLACE:
+            colours = [state.drawn] if state.variant == STANDARD else _present(state.reserve)
+            empty = [i for i, c in enumerate(state.cells) if not c]
+            return [Place(cell, colour) for cell in empty for colour in colours]
+        if state.stage == STOCK:
+            return [Stock(counts) for counts in _stockings(state.supply(), RESERVE_SIZE)]
+        gives = _present(state.supply()) if state.variant == ENTROPY2 else []
+        gives = gives or [0]
+        moves: list[EntropyMove] = [Pass(give) for give in gives]
+        for src, dst in _slides(state.cells, state.size):
+            moves.extend(Slide(src, dst, give) for give in gives)
+        return moves
+
+    def apply(self, state: EntropyState, move: EntropyMove, rng: random.Random) -> EntropyState:
+        """The position after ``move``; standard Entropy draws the next counter from ``rng``."""
+        if state.result is not None:
+            raise IllegalMoveError("the game is over")
+        problem = _problem(state, move)
+        if problem:
+            raise IllegalMoveError(f"{_quote(self.format_move(state, move))}: {problem}")
+        text = self.format_move(state, move)
+        if isinstance(move, Place):
+            return _after_place(state, move, rng, text)
+        if isinstance(move, Stock):
+            return replace(
+                state, stage=PLACE, reserve=move.counts, ply=state.ply + 1, last_move=text
+            )
+        return _after_order(state, move, rng, text)
+
+    def chance_outcome(self, state: EntropyState) -> dict[str, Any] | None:
+        """The counter drawn from the bag for Chaos (standard Entropy); the board shows it to
+        everyone, so it is no secret."""
+        return {"drawn": _letter(state.drawn)} if state.drawn else None
+
+    def outcome(self, state: EntropyState) -> Outcome | None:
+        """Set when round 2's board is full; scores are each seat's total as Order."""
+        return state.result
+
+    # --- the diagram ------------------------------------------------------------------------
+
+    def render(self, state: EntropyState, viewer: Viewer) -> str:
+        """The board with the score of every row and column, the colours left and, at the end,
+        both rounds' boards; every viewer sees the same (nothing is hidden)."""
+        del viewer
+        if state.stage == OVER:
+            return _render_final(state)
+        lines = []
+        if state.round == 1:
+            lines.append("Round 1 of 2 (the players swap roles for round 2).")
+        else:
+            assert state.first is not None
+            if not any(state.cells):  # round 1 has just ended: its full board is news
+                lines += ["Round 1 is over: the last counter has filled the board.", ""]
+                lines += _board_lines(state.first, state.size, "Order scored")
+                lines.append("")
+            before = board_score(state.first, state.size).total
+            lines.append(f"Round 2 of 2. In round 1, Order (now Chaos) scored {before}.")
+        lines.append("")
+        lines.extend(_board_lines(state.cells, state.size, "Order's score so far"))
+        lines.append("")
+        lines.extend(_supply_lines(state))
+        return "\n".join(lines)
+
+    # --- storage ----------------------------------------------------------------------------
+
+    def dump(self, state: EntropyState) -> dict[str, Any]:
+        """Versioned JSON; boards as rows of colour letters and ``.``, row 1 first."""
+        result = None
+        if state.result is not None:
+            scores = state.result.scores or {}
+            result = {
+                "winners": sorted(state.result.winners),
+                "reason": state.result.reason,
+                "scores": [scores[0], scores[1]],
+            }
+        return {
+            "version": self.STATE_VERSION,
+            "size": state.size,
+            "variant": state.variant,
+            "round": state.round,
+            "stage": state.stage,
+            "board": _rows(state.cells, state.size),
+            "first_board": None if state.first is None else _rows(state.first, state.size),
+            "drawn": _letter(state.drawn) if state.drawn else None,
+            "reserve": _letters(state.reserve),
+            "ply": state.ply,
+            "last_move": state.last_move,
+            "result": result,
+        }
+
+    def load(self, data: Mapping[str, Any]) -> EntropyState:
+        """Rebuild a state, checking every field against the rules; StateError if it is bad."""
+        if not isinstance(data, Mapping):
+            raise StateError("entropy: the state is not a JSON object")
+        self._check_version(data)
+        return _Loader(data).state()
+
+
+GAME = Entropy()

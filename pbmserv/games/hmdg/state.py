@@ -1,0 +1,132 @@
+"""HMDG's moves, the record of each finished turn, and the state."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pbmserv.games.base import (
+    Outcome,
+)
+from pbmserv.games.hmdg.geometry import (
+    CHOOSE,
+    MOVE,
+    O_SIDE,
+    OPENING,
+    OVER,
+    REVEAL,
+    X_SIDE,
+    _free,
+)
+
+# --- moves -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Opening:
+    """The first player's opening ``x``."""
+
+    point: int
+
+
+@dataclass(frozen=True)
+class Choice:
+    """The second player's choice of side (X or O)."""
+
+    side: int
+
+
+@dataclass(frozen=True)
+class Announce:
+    """A secret point and the line (``row`` or ``col``) announced with it."""
+
+    point: int
+    line: str
+
+
+@dataclass(frozen=True)
+class Reveal:
+    """The opponent's answer: their hidden pieces on the announced line that they reveal."""
+
+    points: tuple[int, ...]
+
+
+HmdgMove = Opening | Choice | Announce | Reveal
+
+
+# --- state -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnRecord:
+    """One finished turn, as everyone may learn it, plus the mover's secret ``point``."""
+
+    side: int
+    point: int
+    line: str
+    revealed: tuple[int, ...]  # the opponent's answer; empty: the piece went down in secret
+    placed: bool  # False when a revealed piece stood on the point (the move failed)
+    five: bool = False  # the placement gave the mover their first five in a row
+    passed: bool = False  # the opponent had no point left to play on: the mover goes again
+
+
+@dataclass(frozen=True)
+class HmdgState:
+    """One position. Immutable: ``apply`` builds a new one.
+
+    ``pieces`` and ``shown`` are bit masks per side (X, O): every piece of the side, and those
+    that are revealed. ``mover`` is the side that announces next (stage move) or has announced
+    (stage reveal, with ``pending`` its announcement). ``fives`` says whose first five has been
+    announced. Public facts are stored when they happen, never recomputed from secret pieces.
+    """
+
+    opening: int | None = None
+    x_seat: int | None = None
+    turns: tuple[TurnRecord, ...] = ()
+    mover: int = O_SIDE
+    pending: Announce | None = None
+    pieces: tuple[int, int] = (0, 0)
+    shown: tuple[int, int] = (0, 0)
+    fives: tuple[bool, bool] = (False, False)
+    result: Outcome | None = None
+    last_move: str | None = None
+
+    @property
+    def ply(self) -> int:
+        """Moves made: the opening, the choice, then an announcement and an answer a turn."""
+        made = (self.opening is not None) + (self.x_seat is not None) + 2 * len(self.turns)
+        return made + (self.pending is not None)
+
+    @property
+    def stage(self) -> str:
+        """opening, choose, move, reveal (the opponent's answer), or over."""
+        if self.result is not None:
+            return OVER
+        if self.opening is None:
+            return OPENING
+        if self.x_seat is None:
+            return CHOOSE
+        return MOVE if self.pending is None else REVEAL
+
+    @property
+    def revealed(self) -> int:
+        """The points where a revealed piece stands: nobody may play there any more."""
+        return self.shown[X_SIDE] | self.shown[O_SIDE]
+
+    def hidden(self, side: int) -> int:
+        """The pieces of ``side`` that are not revealed."""
+        return self.pieces[side] & ~self.shown[side]
+
+    def free(self, side: int) -> int:
+        """The points ``side`` may play on: not its own and not revealed."""
+        return _free(self.pieces[side], self.revealed)
+
+    def seat_of(self, side: int) -> int:
+        """The seat playing ``side`` (once the second player has chosen)."""
+        assert self.x_seat is not None
+        return self.x_seat if side == X_SIDE else 1 - self.x_seat
+
+    def side_of(self, seat: int) -> int | None:
+        """The side of ``seat``, or None before the second player has chosen."""
+        if self.x_seat is None:
+            return None
+        return X_SIDE if seat == self.x_seat else O_SIDE

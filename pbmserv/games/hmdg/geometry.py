@@ -1,5 +1,5 @@
-"""HMDG's board: points as bits of an 81-bit integer, rows and columns, and the windows of five
-that make lines."""
+"""HMDG's fixed facts (sides, stages, how moves are written) and its board: points as bits of
+an 81-bit integer, rows and columns, and the windows of five that make lines."""
 
 from __future__ import annotations
 

@@ -322,7 +322,7 @@ def _split(text: str) -> tuple[str, list[re.Match[str]]] | None:
     return main, parts
 
 
-class Buffalo(Game):
+class Buffalo(Game[BuffaloState, BuffaloMove]):
     """Buffalo and Rebel Buffalo; seat 0 Black (the buffalo), seat 1 White."""
 
     SPEC = GameSpec(

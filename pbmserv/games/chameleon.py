@@ -210,7 +210,7 @@ def _quote(text: str) -> str:
 _MOVE_RE = re.compile(r"(?:([xo])[\s:=-]*)?([a-z])\s*(\d+)(?:[\s:=-]*([xo]))?", re.ASCII)
 
 
-class Chameleon(Game):
+class Chameleon(Game[ChameleonState, ChameleonMove]):
     """Chameleon on an N x N hex board; seat 0 starts as Vert, seat 1 as Horz."""
 
     SPEC = GameSpec(

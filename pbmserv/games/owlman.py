@@ -172,7 +172,7 @@ _MOVE = re.compile(
 )
 
 
-class Owlman(Game):
+class Owlman(Game[OwlmanState, OwlMove]):
     """Owlman; seat 0 White (Doc and helpers, moves first), seat 1 Owlman."""
 
     SPEC = GameSpec(

@@ -79,7 +79,7 @@ from pbmserv.games.entropy.storage import (
 # --- the game --------------------------------------------------------------------------------
 
 
-class Entropy(Game):
+class Entropy(Game[EntropyState, EntropyMove]):
     """Entropy and Entropy II on 5x5 or 7x7; see the module docstring for the seats."""
 
     SPEC = GameSpec(

@@ -83,7 +83,7 @@ def position(fen: str = chess.STARTING_FEN) -> ExtinctionState:
     return replace(state, result=_position_result(board, state.seen))
 
 
-class ExtinctionChess(Game):
+class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
     """Extinction Chess: seat 0 plays White and moves first, seat 1 plays Black."""
 
     SPEC = GameSpec(

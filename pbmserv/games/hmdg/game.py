@@ -82,7 +82,7 @@ from pbmserv.games.hmdg.storage import (
 )
 
 
-class HiddenMoveDoubleGomoku(Game):
+class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
     """Hidden Move Double Gomoku for two; seat 0 opens, seat 1 chooses X or O."""
 
     SPEC = GameSpec(

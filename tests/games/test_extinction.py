@@ -407,10 +407,7 @@ def test_a_draw_offer_stands_for_one_reply() -> None:
     )
     pending = play(["e5"], offered)
     assert pending.draw_offer == 1
-    assert (
-        "Black offers a draw: send draw as your move to accept"
-        in (GAME.to_move(pending).prompts[0])
-    )
+    assert "Black offers a draw: the move draw accepts it" in (GAME.to_move(pending).prompts[0])
     assert GAME.render(pending, PUBLIC).endswith("Black offers a draw.")
     assert GAME.format_move(pending, DRAW) == "draw accepted"
     agreed = play(["accept draw"], pending)

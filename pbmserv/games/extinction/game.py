@@ -113,9 +113,9 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         if state.draw_offer == seat:
             parts.append("you have offered a draw, now make your move")
         elif state.draw_offer == 1 - seat:
-            parts.append(f"{other} offers a draw: send draw as your move to accept, or move")
+            parts.append(f"{other} offers a draw: the move draw accepts it, or play on")
         elif _claim(state) is not None:
-            parts.append("you may claim a draw by sending draw as your move")
+            parts.append("you may claim a draw with the move draw")
         prompt = "; ".join(parts)
         return Turn(seats=frozenset({seat}), prompts={seat: prompt})
 

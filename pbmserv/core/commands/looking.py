@@ -1,0 +1,108 @@
+"""Looking without moving: ``GAME show BOARD[#MOVE]`` (the public position after move N) and
+``GAME preview BOARD USERID PASSWORD MOVE`` (the board a move would give, nothing stored)."""
+
+from __future__ import annotations
+
+import re
+
+from pbmserv.core import game_service as service
+from pbmserv.core import logins
+from pbmserv.core.commands.registry import command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.game_service import Board
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import CommandError, Section
+from pbmserv.games.base import OMNISCIENT, PUBLIC, AnyGame, InvalidMoveError, MoveError, move_rng
+
+_BOARD_AT: re.Pattern[str] = re.compile(r"(\d+)(?:#(\d+))?")
+
+
+def _moves_played(ctx: CommandContext, board: Board) -> list[str]:
+    return [row.text for row in service.history(ctx, board) if row.kind == "move"]
+
+
+@command(
+    "show",
+    "GAME show BOARD[#MOVE]",
+    "the board as everyone sees it, now or after move MOVE (show 12#5)",
+    game_scoped=True,
+    min_words=3,
+    max_words=3,
+)
+def show(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
+    assert game is not None
+    written = line.words[2]
+    match = _BOARD_AT.fullmatch(written)
+    if match is None:
+        raise CommandError(f'"{written}" is not a board, or a board and a move like 12#5')
+    board = service.load_board(ctx, game, match.group(1), for_update=False)
+    played = _moves_played(ctx, board)
+    wanted = len(played) if match.group(2) is None else int(match.group(2))
+    if wanted > len(played):
+        raise CommandError(
+            f"board {board.number} has {len(played)} moves so far, not {wanted}",
+            syntax_was_right=True,
+        )
+    state = board.state if wanted == len(played) else service.replay_moves(board, played[:wanted])
+    # Once the game is over nothing is secret any more (as on the board mail).
+    viewer = OMNISCIENT if board.finished and game.SPEC.hidden_information else PUBLIC
+    context = {
+        "game": game.SPEC.name,
+        "board": board.number,
+        "move": wanted,
+        "moves": len(played),
+        "diagram": game.render(state, viewer),
+        "last_move": game.last_move_text(state),
+    }
+    return Section("shown", context, summary=f"{game.SPEC.name} show {board.number}#{wanted}")
+
+
+@command(
+    "preview",
+    "GAME preview BOARD USERID PASSWORD MOVE",
+    "the board your move would give, without making it",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=6,
+    move_from=5,
+)
+def preview(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
+    assert game is not None
+    if game.SPEC.uses_chance:
+        raise CommandError(
+            f"{game.SPEC.title} draws by chance after a move: a preview would show the draw "
+            "before the move is made, so there is none",
+            syntax_was_right=True,
+        )
+    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    players = [seat.user for seat in board.row.seats]
+    user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
+    seat = board.seat_of(user)
+    if seat is None:
+        raise CommandError(f"{user.display_id} is not playing on board {board.number}")
+    if board.finished:
+        raise CommandError(f"board {board.number} is over: {service.result_text(board)}")
+    if seat not in game.to_move(board.state).seats:
+        raise CommandError(f"it is not your turn on board {board.number}", syntax_was_right=True)
+    text = line.rest(5)
+    try:
+        move = game.parse_move(board.state, seat, text)
+        canonical = game.format_move(board.state, move)
+        after = game.apply(board.state, move, move_rng(board.row.seed, board.row.ply))
+    except InvalidMoveError as error:
+        raise CommandError(str(error)) from None
+    except MoveError as error:
+        raise CommandError(str(error), syntax_was_right=True) from None
+    outcome = game.outcome(after)
+    context = {
+        "game": game.SPEC.name,
+        "board": board.number,
+        "userid": user.display_id,
+        "move": canonical,
+        "diagram": game.render(after, seat),
+        "ends": outcome.reason if outcome is not None else None,
+    }
+    public = game.public_move_text(board.state, move)
+    return Section(
+        "previewed", context, summary=f"{game.SPEC.name} preview {board.number} {public}"
+    )

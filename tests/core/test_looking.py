@@ -1,0 +1,61 @@
+"""GAME show BOARD[#MOVE] and GAME preview: looking at a board without changing it."""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from pbmserv.db.models import GameRow, MoveRow
+from tests.core.client import Client
+
+
+def _moves(client: Client) -> int:
+    return client.query(select(func.count()).select_from(MoveRow))[0][0]
+
+
+def test_show_gives_the_position_after_any_move(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    for line in ("chameleon move 1 alice secret1 a1x", "chameleon move 1 bob hunter22 e5o"):
+        assert players.run(line).ok
+    now = players.run("chameleon show 1")
+    assert now.ok and "now, after 2 moves" in now.text and "Last move: e5o" in now.text
+    first = players.run("chameleon show 1#1")
+    assert first.ok and "after move 1 of 2" in first.text and "Last move: a1x" in first.text
+    start = players.run("chameleon show 1#0")
+    assert start.ok and "Last move" not in start.text
+    too_far = players.run("chameleon show 1#3")
+    assert not too_far.ok and "board 1 has 2 moves so far, not 3" in too_far.text
+    assert not players.run("chameleon show 1#x").ok
+
+
+def test_show_never_reveals_a_hidden_move(players: Client) -> None:
+    assert players.run("hmdg challenge alice bob").ok
+    assert players.run("hmdg move 1 alice secret1 E5").ok
+    assert players.run("hmdg move 1 bob hunter22 o").ok  # bob plays O and announces first
+    assert players.run("hmdg move 1 bob hunter22 C3 row").ok
+    shown = players.run("hmdg show 1")
+    assert shown.ok and "O plays in row C" in shown.text and "C3" not in shown.text
+    # bob's own view names the point: the difference is the secret.
+    assert "(C3)" in players.run("hmdg board 1 bob hunter22").text
+
+
+def test_preview_shows_the_move_and_stores_nothing(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    with players.session() as session:
+        before = dict(session.get(GameRow, 1).state)
+    seen = players.run("chameleon preview 1 alice secret1 c3x")
+    assert seen.ok, seen.text
+    assert "Preview of your move c3x" in seen.text and "nothing was played" in seen.text
+    assert "chameleon move 1 alice PASSWORD c3x" in seen.text
+    with players.session() as session:
+        row = session.get(GameRow, 1)
+        assert row.state == before and row.ply == 0
+    assert _moves(players) == 0 and players.notifications == []
+    assert not players.run("chameleon preview 1 bob hunter22 c3x").ok  # not bob's turn
+    bad = players.run("chameleon preview 1 alice secret1 zz9")
+    assert not bad.ok and "zz9" in bad.text
+
+
+def test_preview_is_refused_where_chance_would_show_the_next_draw(players: Client) -> None:
+    assert players.run("entropy challenge alice bob").ok
+    refused = players.run("entropy preview 1 alice secret1 c3")
+    assert not refused.ok and "draws by chance" in refused.text

@@ -59,3 +59,17 @@ def test_preview_is_refused_where_chance_would_show_the_next_draw(players: Clien
     assert players.run("entropy challenge alice bob").ok
     refused = players.run("entropy preview 1 alice secret1 c3")
     assert not refused.ok and "draws by chance" in refused.text
+
+
+def test_a_move_written_for_move_n_is_played_only_as_move_n(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run("chameleon move 1 alice secret1 a1x#1").ok
+    # The same mail again (or one that arrives late) changes nothing.
+    again = players.run("chameleon move 1 alice secret1 a1x#1")
+    assert not again.ok and "1 moves have been played, so the next is move 2" in again.text
+    early = players.run("chameleon move 1 bob hunter22 e5o#3")
+    assert not early.ok and "written for move 3" in early.text
+    assert _moves(players) == 1
+    played = players.run("chameleon move 1 bob hunter22 e5o #2")
+    assert played.ok and "Your move e5o" in played.text
+    assert _moves(players) == 2

@@ -3,6 +3,7 @@ observe, unobserve."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from sqlalchemy import select
@@ -121,19 +122,36 @@ def _play_and_report(
     )
 
 
+#: ``MOVE#N``: the move counts only as move N of the board (a guard against stale mail).
+_GUARDED = re.compile(r"(.*?)\s*#(\d+)")
+
+
 @command(
     "move",
-    "GAME move BOARD USERID PASSWORD MOVE",
-    'make your move (see "help GAME" for the move syntax)',
+    "GAME move BOARD USERID PASSWORD MOVE[#N]",
+    'make your move (see "help GAME" for the move syntax); with #N, only as move N',
     game_scoped=True,
     secret_words=(4,),
     min_words=6,
     move_from=5,
+    details="A move written with #N after it (d4x#12) is played only if it is move N of the\n"
+    "board: mail that arrives late, or twice, then changes nothing.",
 )
 def move(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board, _user, seat = _player(ctx, game, line)
-    return _play_and_report(ctx, game, board, seat, line.rest(5))
+    text = line.rest(5)
+    guarded = _GUARDED.fullmatch(text)
+    if guarded is not None:
+        text, number = guarded.group(1), int(guarded.group(2))
+        if number != board.row.ply + 1:
+            raise CommandError(
+                f"the move was written for move {number} of board {board.number}, but "
+                f"{board.row.ply} moves have been played, so the next is move {board.row.ply + 1}; "
+                "nothing was played",
+                syntax_was_right=True,
+            )
+    return _play_and_report(ctx, game, board, seat, text)
 
 
 def play_verb(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:

@@ -133,8 +133,9 @@ def test_broken_mime_never_crashes_and_mail_after_it_is_processed(  # type: igno
     with engine.connect() as conn:
         statuses = sorted(conn.scalars(select(InboxMessage.status)))
     assert statuses == ["done", "done"]
-    first = sink.messages[0]
-    assert first.to == "alice@example.org" and "Sorry" in first.body
+    # Mail goes out over several relay connections at once: found by recipient, not order.
+    to_alice = [m for m in sink.messages if m.to == "alice@example.org"]
+    assert len(to_alice) == 1 and "Sorry" in to_alice[0].body
 
 
 def test_relay_down_delays_mail_and_never_drops_it(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]

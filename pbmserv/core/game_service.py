@@ -258,7 +258,9 @@ def decline(ctx: CommandContext, board: Board, seat: int) -> None:
             syntax_was_right=True,
         )
     moved = ctx.session.scalar(
-        select(MoveRow.id).where(MoveRow.game_id == board.row.id, MoveRow.seat == seat).limit(1)
+        select(MoveRow.id)
+        .where(MoveRow.game_id == board.row.id, MoveRow.seat == seat, MoveRow.kind == "move")
+        .limit(1)
     )
     if moved is not None:
         raise CommandError(

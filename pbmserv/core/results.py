@@ -15,6 +15,7 @@ SECTION_KINDS = frozenset(
     {
         "board",
         "challenged",
+        "chatted",
         "declined",
         "email_changed",
         "error",
@@ -51,6 +52,7 @@ NOTICE_KINDS = frozenset(
         "address_changed",
         "board",
         "board_deleted",
+        "chat",
         "password_guessing",
         "password_reset",
         "reminder",

@@ -64,6 +64,7 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "password_reset": lambda data: f"pbmserv: new password for {data['userid']}",
     "address_changed": lambda data: f"pbmserv: address of {data['userid']} changed",
     "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
+    "chat": lambda data: f"{data['game']} board {data['board']}: {data['from']} says",
     "tournament_pairings": _pairings_subject,
     "tournament_standings": _standings_subject,
     "tournament_entry": _entry_subject,

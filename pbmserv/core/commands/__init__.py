@@ -6,6 +6,7 @@ from pbmserv.core.commands import (  # noqa: F401
     listing,
     looking,
     play,
+    talk,
     tournament,
 )
 from pbmserv.core.commands.registry import GAME_COMMANDS, TOP_LEVEL, all_commands

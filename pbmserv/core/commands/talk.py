@@ -1,0 +1,50 @@
+"""Talking on a board: ``GAME chat BOARD USERID PASSWORD TEXT`` goes to the other players and
+the observers, and stays in the board's history."""
+
+from __future__ import annotations
+
+from pbmserv.core import game_service as service
+from pbmserv.core import logins
+from pbmserv.core.commands.registry import command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import CommandError, Notification, Section
+from pbmserv.games.base import AnyGame
+
+#: Longer than any chat line, short enough for one history entry.
+MAX_CHAT = 1000
+
+
+@command(
+    "chat",
+    "GAME chat BOARD USERID PASSWORD TEXT",
+    "a message to the other players and the observers of a board, kept in its history",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=6,
+)
+def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
+    assert game is not None
+    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    players = [seat.user for seat in board.row.seats]
+    user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
+    seat = board.seat_of(user)
+    if seat is None:
+        raise CommandError(f"{user.display_id} is not playing on board {board.number}")
+    text = line.rest(5).strip()
+    if len(text) > MAX_CHAT:
+        raise CommandError(f"a chat message is at most {MAX_CHAT} characters")
+    service.record_event(ctx, board, "chat", text, seat)
+    told = {user.id}
+    readers = [s.user for s in board.row.seats] + list(service.observers(ctx, board))
+    data = {"game": game.SPEC.name, "board": board.number, "from": user.display_id, "text": text}
+    for reader in readers:
+        if reader.id in told or reader.disabled:
+            continue
+        told.add(reader.id)
+        ctx.notify(Notification(to=reader.email, channel="notice", kind="chat", data=data))
+    return Section(
+        "chatted",
+        {**data, "readers": len(told) - 1},
+        summary=f"{game.SPEC.name} chat board={board.number}",
+    )

@@ -1,0 +1,35 @@
+"""GAME chat: a message to the other players and the observers, kept in the history."""
+
+from __future__ import annotations
+
+from pbmserv.mail.compose import render_notice
+from pbmserv.mail.wording import notice_subject
+from tests.core.client import Client
+
+
+def test_chat_reaches_the_opponent_and_observers_and_stays_in_the_history(
+    players: Client,
+) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run("chameleon observe 1 carol pass3333", sender="carol@example.org").ok
+    said = players.run("chameleon chat 1 alice secret1 Good luck, Bob!")
+    assert said.ok and "sent to 2 readers" in said.text
+    mail = {n.to: n for n in players.notifications}
+    assert set(mail) == {"bob@example.org", "carol@example.org"}
+    bob = mail["bob@example.org"]
+    assert notice_subject(bob) == "chameleon board 1: alice says"
+    assert "Good luck, Bob!" in render_notice(bob, "s@x")
+    history = players.run("chameleon history 1")
+    assert "alice says: Good luck, Bob!" in history.text
+    # A chat is no move: the board is as it was, and bob may still decline it.
+    assert players.run("chameleon chat 1 bob hunter22 thanks").ok
+    assert players.run("chameleon decline 1 bob hunter22").ok
+
+
+def test_only_a_player_of_the_board_may_chat_on_it(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    refused = players.run("chameleon chat 1 carol pass3333 hello", sender="carol@example.org")
+    assert not refused.ok and "carol is not playing on board 1" in refused.text
+    assert players.notifications == []
+    wrong = players.run("chameleon chat 1 alice nope hello")
+    assert not wrong.ok and "user id or password is wrong" in wrong.text

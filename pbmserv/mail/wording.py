@@ -65,6 +65,7 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "address_changed": lambda data: f"pbmserv: address of {data['userid']} changed",
     "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
     "chat": lambda data: f"{data['game']} board {data['board']}: {data['from']} says",
+    "message": lambda data: f"pbmserv: a message from {data['from']}",
     "tournament_pairings": _pairings_subject,
     "tournament_standings": _standings_subject,
     "tournament_entry": _entry_subject,

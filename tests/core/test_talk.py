@@ -33,3 +33,22 @@ def test_only_a_player_of_the_board_may_chat_on_it(players: Client) -> None:
     assert players.notifications == []
     wrong = players.run("chameleon chat 1 alice nope hello")
     assert not wrong.ok and "user id or password is wrong" in wrong.text
+
+
+def test_message_goes_to_the_user_ids_named_before_the_text(players: Client) -> None:
+    sent = players.run("message alice secret1 bob carol Shall we play chameleon?")
+    assert sent.ok and "sent to Bob, carol" in sent.text
+    mail = {n.to: n for n in players.notifications}
+    assert set(mail) == {"bob@example.org", "carol@example.org"}
+    assert notice_subject(mail["carol@example.org"]) == "pbmserv: a message from alice"
+    body = render_notice(mail["carol@example.org"], "s@x")
+    assert "Shall we play chameleon?" in body and "bob carol" not in body
+    assert "secret1" not in body
+
+
+def test_a_message_needs_a_user_and_a_text(players: Client) -> None:
+    nobody = players.run("message alice secret1 zed hello there")
+    assert not nobody.ok and '"zed" is not a user id' in nobody.text
+    empty = players.run("message alice secret1 bob carol")
+    assert not empty.ok and "no text" in empty.text
+    assert players.notifications == []

@@ -1,5 +1,6 @@
-"""Talking on a board: ``GAME chat BOARD USERID PASSWORD TEXT`` goes to the other players and
-the observers, and stays in the board's history."""
+"""Talking: ``GAME chat BOARD USERID PASSWORD TEXT`` goes to the other players and the
+observers of a board and stays in its history; ``message USERID PASSWORD TOUSER... TEXT`` goes
+to other users, board or no board."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Notification, Section
+from pbmserv.db.models import User
 from pbmserv.games.base import AnyGame
 
 #: Longer than any chat line, short enough for one history entry.
@@ -48,3 +50,42 @@ def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
         {**data, "readers": len(told) - 1},
         summary=f"{game.SPEC.name} chat board={board.number}",
     )
+
+
+#: At most this many people in one message.
+MAX_RECIPIENTS = 20
+
+
+@command(
+    "message",
+    "message USERID PASSWORD TOUSER [TOUSER ...] TEXT",
+    "a message to other users (the user ids first, then the text)",
+    secret_words=(2,),
+    min_words=5,
+)
+def message(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
+    recipients: list[User] = []
+    words = line.words[3:]
+    # The leading words that are user ids are the recipients; the text starts at the first
+    # word that is not one.
+    while words and len(recipients) < MAX_RECIPIENTS:
+        found = ctx.find_user(words[0])
+        if found is None:
+            break
+        if found.id != user.id and all(r.id != found.id for r in recipients):
+            recipients.append(found)
+        words = words[1:]
+    if not recipients:
+        raise CommandError(f'"{line.words[3]}" is not a user id: name who the message is for')
+    text = " ".join(words).strip()
+    if not text:
+        raise CommandError("the message has no text after the user ids")
+    if len(text) > MAX_CHAT:
+        raise CommandError(f"a message is at most {MAX_CHAT} characters")
+    data = {"from": user.display_id, "text": text}
+    sent = [r for r in recipients if not r.disabled]
+    for reader in sent:
+        ctx.notify(Notification(to=reader.email, channel="notice", kind="message", data=data))
+    names = [r.display_id for r in sent]
+    return Section("messaged", {"to": names}, summary=f"message to {len(names)}")

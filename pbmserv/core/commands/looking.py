@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from pbmserv.core import game_service as service
-from pbmserv.core import logins
+from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -74,12 +74,7 @@ def preview(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
             "before the move is made, so there is none",
             syntax_was_right=True,
         )
-    board = service.load_board(ctx, game, line.words[2], for_update=False)
-    players = [seat.user for seat in board.row.seats]
-    user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
-    seat = board.seat_of(user)
-    if seat is None:
-        raise CommandError(f"{user.display_id} is not playing on board {board.number}")
+    board, user, seat = board_player(ctx, game, line, for_update=False)
     if board.finished:
         raise CommandError(f"board {board.number} is over: {service.result_text(board)}")
     if seat not in game.to_move(board.state).seats:

@@ -19,9 +19,12 @@ from pbmserv.db.models import MoveRow, Observer, User
 from pbmserv.games.base import AnyGame, OptionError
 
 
-def _player(ctx: CommandContext, game: AnyGame, line: CommandLine) -> tuple[Board, User, int]:
-    """Load the board named on the line for update, and authenticate one of its players."""
-    board = service.load_board(ctx, game, line.words[2], for_update=True)
+def board_player(
+    ctx: CommandContext, game: AnyGame, line: CommandLine, *, for_update: bool = True
+) -> tuple[Board, User, int]:
+    """Load the board named on a ``GAME VERB BOARD USERID PASSWORD ...`` line (for update
+    unless only looked at), and authenticate one of its players: the board, user and seat."""
+    board = service.load_board(ctx, game, line.words[2], for_update=for_update)
     players = [seat.user for seat in board.row.seats]
     user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
     seat = board.seat_of(user)
@@ -139,7 +142,7 @@ _GUARDED = re.compile(r"(.*?)\s*#(\d+)")
 )
 def move(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    board, _user, seat = _player(ctx, game, line)
+    board, _user, seat = board_player(ctx, game, line)
     text = line.rest(5)
     guarded = _GUARDED.fullmatch(text)
     if guarded is not None:
@@ -159,7 +162,7 @@ def play_verb(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     The word written again (``hmdg reveal 3 bob PW reveal C3``, as a prompt's example shows
     the move) is the same move."""
     assert game is not None
-    board, _user, seat = _player(ctx, game, line)
+    board, _user, seat = board_player(ctx, game, line)
     kind, rest = line.words[1].lower(), line.rest(5)
     first = rest.split(maxsplit=1)[0].lower() if rest.strip() else ""
     text = rest if first == kind else " ".join([kind, rest]).strip()
@@ -179,7 +182,7 @@ def swap(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     assert game is not None
     if not game.SPEC.has_swap:
         raise CommandError(f"{game.SPEC.title} has no swap option")
-    board, _user, seat = _player(ctx, game, line)
+    board, _user, seat = board_player(ctx, game, line)
     return _play_and_report(ctx, game, board, seat, None)
 
 
@@ -312,7 +315,7 @@ def _end_by_player(
     """A player ends the board (resigns, declines): tell everyone on it (that the player
     ``told``), answer the player with the ``done`` section."""
     assert game is not None
-    board, _user, seat = _player(ctx, game, line)
+    board, _user, seat = board_player(ctx, game, line)
     end(ctx, board, seat)
     service.notify_board(ctx, board, f"{board.seat_label(seat)} {told}.")
     context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}

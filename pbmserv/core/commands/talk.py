@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pbmserv.core import game_service as service
 from pbmserv.core import logins
+from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -27,12 +28,7 @@ MAX_CHAT = 1000
 )
 def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    board = service.load_board(ctx, game, line.words[2], for_update=False)
-    players = [seat.user for seat in board.row.seats]
-    user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
-    seat = board.seat_of(user)
-    if seat is None:
-        raise CommandError(f"{user.display_id} is not playing on board {board.number}")
+    board, user, seat = board_player(ctx, game, line, for_update=False)
     text = line.rest(5).strip()
     if len(text) > MAX_CHAT:
         raise CommandError(f"a chat message is at most {MAX_CHAT} characters")

@@ -94,6 +94,29 @@ def set_disabled(ctx: CommandContext, userid: str, disabled: bool) -> str:
     return f"{user.display_id} is {'disabled' if disabled else 'enabled'}"
 
 
+#: A broadcast's subject is one short line; its text a page at most.
+MAX_BROADCAST_SUBJECT = 120
+MAX_BROADCAST_TEXT = 20_000
+
+
+def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: bool) -> str:
+    """Mail ``text`` to every enabled user (only those with a board in play, if asked)."""
+    subject = " ".join(subject.split())
+    if not subject or len(subject) > MAX_BROADCAST_SUBJECT:
+        raise CommandError(f"the subject must be 1 to {MAX_BROADCAST_SUBJECT} characters")
+    if not text.strip() or len(text) > MAX_BROADCAST_TEXT:
+        raise CommandError(f"the text must be 1 to {MAX_BROADCAST_TEXT} characters")
+    query = select(User).where(User.disabled.is_(False), User.email != "").order_by(User.id)
+    if playing_only:
+        playing = select(Seat.user_id).join(GameRow).where(GameRow.status == "active")
+        query = query.where(User.id.in_(playing))
+    users = list(ctx.session.scalars(query))
+    data = {"subject": subject, "text": text.strip("\n")}
+    for user in users:
+        ctx.notify(Notification(to=user.email, channel="notice", kind="broadcast", data=data))
+    return f"broadcast to {len(users)} user(s)"
+
+
 def reset_password(ctx: CommandContext, userid: str) -> str:
     """Give the user a new random password and mail it to their address."""
     user = _user(ctx, userid)
@@ -230,14 +253,11 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     # The entry taken back leaves the history (an "undo" entry says what it was), so the moves
     # left always replay to the board's state.
     last = entries[-1]
-    ctx.session.delete(last)
     if last.kind == "move":
-        moves = [row.text for row in entries if row.kind == "move"][:-1]
-        board.state = service.replay_moves(board, moves)
-        board.row.ply = len(moves)
-        board.row.state = board.game.dump(board.state)
+        service.take_back_moves(ctx, board, 1)
         taken = f"took back move {last.ply + 1} ({last.public_text or last.text})"
     else:
+        ctx.session.delete(last)
         taken = f"reopened the game ended by {last.kind} ({last.text})"
     board.row.status = "active"
     board.row.result = None

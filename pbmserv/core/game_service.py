@@ -184,6 +184,22 @@ def replay_moves(board: Board, texts: Sequence[str]) -> Any:
     return state
 
 
+def take_back_moves(ctx: CommandContext, board: Board, count: int) -> list[MoveRow]:
+    """Take the last ``count`` moves out of the history and replay the rest: the moves left
+    always replay to the board's state. Returns the moves taken back, oldest first."""
+    moves = [row for row in history(ctx, board) if row.kind == "move"]
+    kept, taken = moves[: len(moves) - count], moves[len(moves) - count :]
+    for row in taken:
+        ctx.session.delete(row)
+    board.state = replay_moves(board, [row.text for row in kept])
+    board.row.ply = len(kept)
+    board.row.state = board.game.dump(board.state)
+    _store_progress(board)
+    board.row.updated_at = ctx.now()
+    board.row.reminded_at = None
+    return taken
+
+
 def _try_parse(game: AnyGame, state: Any, seat: int, text: str) -> Any:
     try:
         return game.parse_move(state, seat, text)

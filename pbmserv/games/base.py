@@ -124,6 +124,8 @@ class GameSpec:
     hidden_information: bool = False
     uses_chance: bool = False
     has_swap: bool = False
+    #: The players may agree a draw (games whose rules know a drawn result).
+    draw_by_agreement: bool = False
     options: tuple[OptionSpec, ...] = ()
     #: Kinds of moves that begin with a word of their own; see MoveKind.
     move_kinds: tuple[MoveKind, ...] = ()
@@ -258,6 +260,12 @@ class Game(ABC, Generic[S, M]):
         """The move by which ``seat`` takes the swap (games whose SPEC ``has_swap``); a graded
         MoveError when it may not, now or ever."""
         raise IllegalMoveError(f"{self.SPEC.title} has no swap option")
+
+    def claimable_draw(self, state: S, seat: int) -> Outcome | None:
+        """The draw ``seat`` may claim now without the opponent's consent (chess's threefold
+        repetition and fifty-move rule), as the outcome the claim gives; None when there is
+        none. A claim is no move: the server asks and ends the board with it."""
+        return None
 
     def chance_outcome(self, state: S) -> dict[str, Any] | None:
         """What chance drew on the way to ``state`` (in ``new_game``, or in the ``apply`` that

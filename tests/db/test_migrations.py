@@ -68,3 +68,38 @@ def test_upgrade_from_the_first_revision_keeps_moves(empty_engine: Engine) -> No
     with empty_engine.connect() as conn:
         rows = conn.execute(text("SELECT text, public_text FROM moves")).all()
     assert [tuple(r) for r in rows] == [("c3x", None)]
+
+
+def test_extinction_draw_moves_become_history_entries(empty_engine: Engine) -> None:
+    upgrade(empty_engine, "0006")
+    with empty_engine.begin() as conn:
+        for board, game in ((1, "extinction"), (2, "owlman")):
+            conn.execute(
+                text(
+                    "INSERT INTO games (id, game, options, seed, status, ply, to_move, state,"
+                    " state_version, version, created_at, updated_at) VALUES (:id, :game, '{}',"
+                    " 7, 'active', 3, '1', '{}', 1, 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+                ),
+                {"id": board, "game": game},
+            )
+            for ply, (seat, move) in enumerate([(0, "e4"), (0, "draw offer"), (1, "e5")]):
+                conn.execute(
+                    text(
+                        "INSERT INTO moves (game_id, ply, seat, kind, text, created_at)"
+                        " VALUES (:board, :ply, :seat, 'move', :move, CURRENT_TIMESTAMP)"
+                    ),
+                    {"board": board, "ply": ply, "seat": seat, "move": move},
+                )
+    upgrade(empty_engine)
+    with empty_engine.connect() as conn:
+        rows = conn.execute(text("SELECT game_id, kind, text FROM moves ORDER BY id")).all()
+        plies = dict(conn.execute(text("SELECT id, ply FROM games")).all())
+    assert [tuple(r) for r in rows] == [
+        (1, "move", "e4"),
+        (1, "propose", "proposes a draw"),
+        (1, "move", "e5"),
+        (2, "move", "e4"),
+        (2, "move", "draw offer"),  # another game's moves are its own business
+        (2, "move", "e5"),
+    ]
+    assert plies == {1: 2, 2: 3}

@@ -13,6 +13,7 @@ import io
 import json
 import random
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import chess
@@ -37,7 +38,6 @@ from pbmserv.games.base import (
     Termination,
 )
 from pbmserv.games.extinction import (
-    DRAW,
     GAME,
     ExtinctionBoard,
     ExtinctionState,
@@ -95,9 +95,9 @@ def test_the_start_is_the_chess_start_with_white_to_move() -> None:
     assert GAME.to_move(state).seats == frozenset({0})
     assert GAME.legal_moves(state, 1) == []
     moves = GAME.legal_moves(state, 0)
-    texts = {GAME.format_move(state, m) for m in moves if m != DRAW}
+    texts = {GAME.format_move(state, m) for m in moves}
     assert texts == {chess.Board().san(m) for m in chess.Board().legal_moves}
-    assert moves[-1] == DRAW and len(moves) == 21
+    assert len(moves) == 20  # chess moves only: a draw is agreed or claimed apart from them
     assert GAME.move_number(state) == 0 and GAME.last_move_text(state) is None
     assert GAME.seat_name(state, 0) == "White" and GAME.seat_name(state, 1) == "Black"
 
@@ -346,17 +346,15 @@ def test_stalemate_is_a_draw() -> None:
 
 def test_threefold_repetition_may_be_claimed() -> None:
     twice = play(KNIGHTS_OUT_AND_BACK)
-    assert GAME.format_move(twice, DRAW) == "draw offer"  # only two occurrences so far
+    assert GAME.claimable_draw(twice, 0) is None  # only two occurrences so far
     thrice = play(KNIGHTS_OUT_AND_BACK, twice)
-    assert "you may claim a draw" in GAME.to_move(thrice).prompts[0]
-    assert GAME.format_move(thrice, DRAW) == "draw claimed"
-    ended = play(["draw"], thrice)
-    assert GAME.outcome(ended) == Outcome(
+    assert "you may claim a draw by threefold repetition" in GAME.to_move(thrice).prompts[0]
+    assert GAME.claimable_draw(thrice, 1) is None  # only the side to move claims
+    assert GAME.claimable_draw(thrice, 0) == Outcome(
         frozenset(),
         "White claimed a draw by threefold repetition",
         termination=Termination.REPETITION,
     )
-    assert GAME.move_number(ended) == 8
     # Not claimed: the game goes on until the fifth occurrence, which ends it at once.
     fourth = play(KNIGHTS_OUT_AND_BACK, thrice)
     assert GAME.outcome(fourth) is None
@@ -366,6 +364,7 @@ def test_threefold_repetition_may_be_claimed() -> None:
         "fivefold repetition: the same position occurred five times",
         termination=Termination.REPETITION,
     )
+    assert GAME.claimable_draw(fifth, 0) is None  # over already
 
 
 def test_a_capture_or_a_pawn_move_starts_the_count_again() -> None:
@@ -373,15 +372,14 @@ def test_a_capture_or_a_pawn_move_starts_the_count_again() -> None:
     assert len(state.seen) == 1
     state = play(KNIGHTS_OUT_AND_BACK, state)
     assert len(state.seen) == 5  # the positions since 2...e5
-    assert GAME.format_move(state, DRAW) == "draw offer"  # the second time since then
-    assert GAME.format_move(play(KNIGHTS_OUT_AND_BACK, state), DRAW) == "draw claimed"
+    assert GAME.claimable_draw(state, 0) is None  # the second time since then
+    assert GAME.claimable_draw(play(KNIGHTS_OUT_AND_BACK, state), 0) is not None
 
 
 def test_fifty_moves_may_be_claimed_and_seventy_five_end_the_game() -> None:
     quiet = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - {} 80"
-    assert GAME.format_move(position(quiet.format(99)), DRAW) == "draw offer"
-    claim = play(["draw"], position(quiet.format(100)))
-    assert GAME.outcome(claim) == Outcome(
+    assert GAME.claimable_draw(position(quiet.format(99)), 0) is None
+    assert GAME.claimable_draw(position(quiet.format(100)), 0) == Outcome(
         frozenset(),
         "White claimed a draw by the fifty-move rule",
         termination=Termination.MOVE_LIMIT,
@@ -394,47 +392,12 @@ def test_fifty_moves_may_be_claimed_and_seventy_five_end_the_game() -> None:
     )
 
 
-def test_a_draw_offer_stands_for_one_reply() -> None:
-    offered = play(["e4", "draw"])
-    assert offered.draw_offer == 1 and GAME.to_move(offered).seats == frozenset({1})
-    assert GAME.move_number(offered) == 1
-    assert "you have offered a draw" in GAME.to_move(offered).prompts[1]
-    assert DRAW not in GAME.legal_moves(offered, 1)
-    with pytest.raises(IllegalMoveError) as caught:
-        GAME.parse_move(offered, 1, "draw")
-    assert str(caught.value) == (
-        '"draw": you have already offered a draw this turn; now make your move'
-    )
-    pending = play(["e5"], offered)
-    assert pending.draw_offer == 1
-    assert "Black offers a draw: the move draw accepts it" in (GAME.to_move(pending).prompts[0])
-    assert GAME.render(pending, PUBLIC).endswith("Black offers a draw.")
-    assert GAME.format_move(pending, DRAW) == "draw accepted"
-    agreed = play(["accept draw"], pending)
-    assert GAME.outcome(agreed) == Outcome(
-        frozenset(),
-        "draw by agreement: White accepted Black's offer",
-        termination=Termination.AGREEMENT,
-    )
-    declined = play(["Nf3"], pending)
-    assert declined.draw_offer is None
-    assert GAME.format_move(declined, DRAW) == "draw offer"
-
-
-def test_both_players_offering_is_an_agreed_draw() -> None:
-    state = play(["draw", "e4", "draw offer"])
-    assert GAME.outcome(state) == Outcome(
-        frozenset(),
-        "draw by agreement: Black accepted White's offer",
-        termination=Termination.AGREEMENT,
-    )
-
-
 @pytest.mark.parametrize(
     "text", ["draw", "DRAW", " Draw ", "draw offer", "offer draw", "draw accepted", "claim draw"]
 )
-def test_draw_words(text: str) -> None:
-    assert GAME.parse_move(new(), 0, text) == DRAW
+def test_a_draw_is_no_move(text: str) -> None:
+    with pytest.raises(InvalidMoveError, match="a draw is offered, accepted or claimed apart"):
+        GAME.parse_move(new(), 0, text)
 
 
 # --- reading moves ---------------------------------------------------------------------------
@@ -567,7 +530,7 @@ def test_out_of_turn_and_after_the_end() -> None:
             GAME.parse_move(over, seat, "a6")
         assert GAME.legal_moves(over, seat) == []
     with pytest.raises(IllegalMoveError):
-        GAME.apply(over, DRAW, RNG)
+        GAME.apply(over, chess.Move.from_uci("a7a6"), RNG)
     with pytest.raises(IllegalMoveError):
         GAME.apply(new(), chess.Move.from_uci("e2e5"), RNG)
 
@@ -582,7 +545,7 @@ def test_every_legal_move_reads_back_in_san_and_coordinates(seed: int, pick: ran
     states = playout_states(seed)
     state = pick.choice(states[:-1])
     (seat,) = GAME.to_move(state).seats
-    moves = [m for m in GAME.legal_moves(state, seat) if m != DRAW]
+    moves = GAME.legal_moves(state, seat)
     for move in pick.sample(moves, min(6, len(moves))):
         san = GAME.format_move(state, move)
         uci = move.uci()
@@ -618,8 +581,6 @@ def test_every_legal_move_of_crowded_positions_reads_back(
         return  # stalemate: a drawn position
     (seat,) = seats
     for move in GAME.legal_moves(state, seat):
-        if move == DRAW:
-            continue
         text = GAME.format_move(state, move)
         assert GAME.parse_move(state, seat, text) == move, (state.fen, text)
         assert GAME.parse_move(state, seat, move.uci()) == move, (state.fen, move.uci())
@@ -642,7 +603,7 @@ def test_every_state_of_a_game_survives_dump_and_load(seed: int) -> None:
 
 
 def test_apply_never_changes_the_old_state() -> None:
-    before = play(["e4", "d5", "draw"])
+    before = play(["e4", "d5"])
     saved = GAME.dump(before)
     for move in GAME.legal_moves(before, 0):
         GAME.apply(before, move, RNG)
@@ -651,14 +612,13 @@ def test_apply_never_changes_the_old_state() -> None:
 
 
 def test_dump_format() -> None:
-    state = play(["e4", "d5", "exd5", "draw"])
+    state = play(["e4", "d5", "exd5"])
     assert GAME.dump(state) == {
         "version": 1,
         "fen": "rnbqkbnr/ppp1pppp/8/3P4/8/8/PPPP1PPP/RNBQKBNR b KQkq - 0 2",
         "seen": ["rnbqkbnr/ppp1pppp/8/3P4/8/8/PPPP1PPP/RNBQKBNR b KQkq -"],
         "taken": ["p", ""],
         "last_move": "exd5",
-        "draw_offer": 1,
         "result": None,
     }
 
@@ -726,8 +686,15 @@ def test_load_accepts_good_data_and_checks_results() -> None:
         GAME.load({**over, "result": None})  # the king is gone: the game must be over
     with pytest.raises(StateError):
         GAME.load({**over, "result": {"winners": [1], "reason": "?"}})
-    agreed = GAME.dump(play(["e4", "draw", "e5", "draw"]))
-    assert GAME.load(agreed).result.reason == "draw by agreement: White accepted Black's offer"
+    # Stored while a draw offer was a move of the game: an agreed draw, the offer kept.
+    agreed = {
+        **GAME.dump(play(["e4", "e5"])),
+        "draw_offer": 1,
+        "result": {"winners": [], "reason": "draw by agreement: White accepted Black's offer"},
+    }
+    loaded = GAME.load(agreed)
+    assert loaded.result.reason == "draw by agreement: White accepted Black's offer"
+    assert loaded.result.termination is Termination.AGREEMENT
     with pytest.raises(StateError):
         GAME.load({**agreed, "draw_offer": None})
 
@@ -745,7 +712,7 @@ def test_position_rejects_what_cannot_be() -> None:
 
 
 def test_diagram() -> None:
-    state = play(["e4", "d5", "exd5", "Qxd5", "Nc3", "draw"])
+    state = play(["e4", "d5", "exd5", "Qxd5", "Nc3"])
     expected = """\
     a b c d e f g h
  8  r n b . k b n r  8
@@ -762,8 +729,7 @@ def test_diagram() -> None:
  White (capitals)     1  1  2  2  2  7   p
  Black (lower case)   1  1  2  2  2  7   P
 
-Last move: 3. Nc3. Black to play, move 3.
-Black offers a draw."""
+Last move: 3. Nc3. Black to play, move 3."""
     for viewer in (0, 1, PUBLIC, OMNISCIENT):
         assert GAME.render(state, viewer) == expected
     after = play(["Qxd2", "Bxd2"], state)
@@ -773,7 +739,7 @@ Black offers a draw."""
         "",
         "Last move: 4. Bxd2#. The game is over.",
     ]
-    assert GAME.render(play(["Qxd2"], state), PUBLIC).splitlines()[-2] == (
+    assert GAME.render(play(["Qxd2"], state), PUBLIC).splitlines()[-1] == (
         "Last move: 3...Qxd2. White to play, move 4."
     )
 
@@ -817,7 +783,7 @@ def test_the_help_example_game_replays_to_its_diagram() -> None:
 
 
 def test_the_pgn_record_is_read_back_by_python_chess() -> None:
-    texts = ["e4", "d5", "exd5", "Qxd5", "Nc3", "draw offer", "Qxd2", "Bxd2#"]
+    texts = ["e4", "d5", "exd5", "Qxd5", "Nc3", "Qxd2", "Bxd2#"]
     final = play(texts)
     record = GAME.export(
         "pgn",
@@ -839,7 +805,7 @@ def test_the_pgn_record_is_read_back_by_python_chess() -> None:
     for move in game.mainline_moves():
         sans.append(board.san(move))
         board.push(move)
-    assert sans == [t for t in texts if t != "draw offer"]
+    assert sans == texts
     assert board.fen() == final.fen
     assert board.outcome() is not None and board.outcome().winner == chess.WHITE
     assert game.end().comment == "White wins: Black has no queen left"
@@ -939,8 +905,10 @@ def test_load_reads_a_long_quiet_stretch_stored_before_issue_16() -> None:
 
 
 def test_a_stored_draw_keeps_its_kind_and_older_states_give_it_from_the_position() -> None:
-    claimed = play(["draw"], play(KNIGHTS_OUT_AND_BACK, play(KNIGHTS_OUT_AND_BACK)))
-    stored = GAME.dump(claimed)
+    thrice = play(KNIGHTS_OUT_AND_BACK, play(KNIGHTS_OUT_AND_BACK))
+    outcome = GAME.claimable_draw(thrice, 0)
+    assert outcome is not None
+    stored = GAME.dump(replace(thrice, result=outcome))
     assert stored["result"]["termination"] == "repetition"
     assert GAME.outcome(GAME.load(stored)).termination is Termination.REPETITION
     older = {**stored, "result": {k: v for k, v in stored["result"].items() if k != "termination"}}

@@ -15,7 +15,7 @@ import random
 import chess
 import pytest
 
-from pbmserv.games.extinction import DRAW, GAME, ExtinctionBoard, ExtinctionState, position
+from pbmserv.games.extinction import GAME, ExtinctionBoard, ExtinctionState, position
 
 sf = pytest.importorskip("pyffish")
 
@@ -53,7 +53,7 @@ def sf_legal(fen: str) -> set[str]:
 
 def our_legal(state: ExtinctionState) -> set[str]:
     moves = GAME.legal_moves(state, state.seat_to_move)
-    return {m.uci() for m in moves if m != DRAW}
+    return {m.uci() for m in moves}
 
 
 def sf_winner(fen: str, moves: list[str]) -> int | None:
@@ -93,7 +93,7 @@ def test_fairy_stockfish_perft_4() -> None:
 
 
 def random_game(seed: int) -> None:
-    """Random chess moves (no draw offers) from the start, checked against Fairy-Stockfish in
+    """Random chess moves from the start, checked against Fairy-Stockfish in
     every position: the same legal moves, the same position after each move, the same end."""
     chooser = random.Random(f"oracle:{seed}")
     state = GAME.new_game({}, random.Random(seed))
@@ -102,7 +102,7 @@ def random_game(seed: int) -> None:
         ours = our_legal(state)
         assert ours == sf_legal(state.fen), (seed, state.fen, ours ^ sf_legal(state.fen))
         # Draw claims: Fairy-Stockfish sees the whole move list, we only our window.
-        claim = GAME.format_move(state, DRAW) == "draw claimed"
+        claim = GAME.claimable_draw(state, state.seat_to_move) is not None
         if claim or state.board().halfmove_clock >= 98:
             assert sf.is_optional_game_end(VARIANT, START, played)[0] == claim, (seed, played)
         move = chooser.choice(sorted(ours))
@@ -167,7 +167,7 @@ def test_threefold_repetition_is_claimable_when_fairy_stockfish_says_so() -> Non
     state = GAME.new_game({}, RNG)
     played: list[str] = []
     for move in cycle * 3:
-        claim = GAME.format_move(state, DRAW) == "draw claimed"
+        claim = GAME.claimable_draw(state, state.seat_to_move) is not None
         assert sf.is_optional_game_end(VARIANT, START, played)[0] == claim
         state = GAME.apply(state, chess.Move.from_uci(move), RNG)
         played.append(move)

@@ -1,5 +1,5 @@
 """A short game of Extinction Chess by mail, from signup to an extinction win, checked against a
-golden transcript: a refused move, a draw offer that lapses, an ambiguous move, the history in
+golden transcript: a refused move, a draw proposal that lapses, an ambiguous move, the history in
 both forms (the PGN read back by python-chess).
 
 Every message goes through the real SMTP listener; every reply and board mail comes back
@@ -35,9 +35,10 @@ STEPS: list[tuple[str, str, str]] = [
     (ALICE, "extinction move 1 alice secret1 exd5", ""),
     (BOB, "extinction move 1 bob hunter22 Qxd5", ""),
     (ALICE, "extinction move 1 alice secret1 Nc3", ""),
-    (BOB, "extinction draw 1 bob hunter22", ""),  # an offer: still Black's turn
+    (BOB, "extinction draw 1 bob hunter22", ""),  # a proposal: still Black's turn
     (BOB, "extinction move 1 bob hunter22 O-O", ""),  # pieces in the way
     (BOB, "extinction move 1 bob hunter22 Qxd2", ""),
+    (ALICE, "extinction accept 1 alice secret1", ""),  # too late: Black has moved again
     (ALICE, "extinction move 1 alice secret1 Ne2", ""),  # which knight?
     (ALICE, "extinction move 1 alice secret1 Bxd2", ""),  # the last black queen
     (BOB, "extinction history 1", ""),
@@ -62,7 +63,8 @@ def test_whole_game_by_mail_matches_golden(server, engine, sink: Sink) -> None: 
     )
     assert "but f8 holds your bishop" in transcript
     assert '"Ne2" is ambiguous: it could be Nce2 or Nge2' in transcript
-    assert "Black offers a draw." in transcript
+    assert "bob (Black) proposes a draw on extinction board 1" in transcript
+    assert "there is no proposal waiting for your answer on board 1" in transcript
     assert "White wins: Black has no queen left" in transcript
     # The PGN in the last reply is a game python-chess reads, with the moves and the result.
     pgn = messages[-1].body[messages[-1].body.index("[Event") :]

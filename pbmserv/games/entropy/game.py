@@ -85,6 +85,7 @@ class Entropy(Game[EntropyState, EntropyMove]):
     SPEC = GameSpec(
         name="entropy",
         title="Entropy",
+        draw_by_agreement=True,
         seat_names=(CHAOS, ORDER),
         uses_chance=True,
         options=(

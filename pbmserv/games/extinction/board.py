@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Final, Literal
+from typing import Final
 
 import chess
 import chess.variant
@@ -22,10 +22,9 @@ AUTO_REPETITIONS: Final = 5
 CLAIM_HALFMOVES: Final = 100
 AUTO_HALFMOVES: Final = 150
 
-DRAW: Final = "draw"
 """The draw move: claim a draw, accept the opponent's offer, or offer one (in that order)."""
 
-ExtinctionMove = chess.Move | Literal["draw"]
+ExtinctionMove = chess.Move
 
 _SYNTAX: Final = (
     "write a move in SAN, like e4, Nf3, exd5, O-O or e8=K, or in coordinates, like e2e4"

@@ -16,23 +16,19 @@ from pbmserv.games.base import (
     GameSpec,
     IllegalMoveError,
     InvalidMoveError,
-    MoveKind,
     Outcome,
     StateError,
-    Termination,
     Turn,
     Viewer,
 )
 from pbmserv.games.extinction.board import (
     _INITIAL,
     _SYNTAX,
-    DRAW,
     KINDS,
     SEAT_NAMES,
     ExtinctionMove,
 )
 from pbmserv.games.extinction.notation import (
-    _DRAW_TEXTS,
     _is_draw_text,
     _MoveReader,
     _quote,
@@ -90,7 +86,7 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         name="extinction",
         title="Extinction Chess",
         seat_names=SEAT_NAMES,
-        move_kinds=(MoveKind(DRAW, "", "offer a draw, accept the one offered, or claim one"),),
+        draw_by_agreement=True,
         record_formats=("pgn",),
     )
 
@@ -103,27 +99,23 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
     # --- whose turn -------------------------------------------------------------------------
 
     def to_move(self, state: ExtinctionState) -> Turn:
-        """White or Black, by the board; the prompt mentions draw offers and claims."""
+        """White or Black, by the board; the prompt says when a draw may be claimed."""
         if state.result is not None:
             return Turn(seats=frozenset())
         seat = state.seat_to_move
-        other = SEAT_NAMES[1 - seat]
         example = "Nf3, exd5, O-O or g1f3" if seat == 0 else "Nf6, exd4, O-O or g8f6"
         parts = [f"you play {SEAT_NAMES[seat]}; write moves like {example}"]
-        if state.draw_offer == seat:
-            parts.append("you have offered a draw, now make your move")
-        elif state.draw_offer == 1 - seat:
-            parts.append(f"{other} offers a draw: the move draw accepts it, or play on")
-        elif _claim(state) is not None:
-            parts.append("you may claim a draw with the move draw")
+        claim = _claim(state)
+        if claim is not None:
+            parts.append(f"you may claim a draw by {claim}")
         prompt = "; ".join(parts)
         return Turn(seats=frozenset({seat}), prompts={seat: prompt})
 
     # --- moves ------------------------------------------------------------------------------
 
     def parse_move(self, state: ExtinctionState, seat: int, text: str) -> ExtinctionMove:
-        """Read SAN (``Nf3``, ``exd5``, ``O-O``, ``e8=K``), coordinates (``g1f3``, ``e7e8k``) or
-        ``draw``; raise a graded MoveError that quotes ``text`` and says why."""
+        """Read SAN (``Nf3``, ``exd5``, ``O-O``, ``e8=K``) or coordinates (``g1f3``, ``e7e8k``);
+        raise a graded MoveError that quotes ``text`` and says why."""
         raw = text.strip()
         shown = _quote(raw)
         if state.result is not None:
@@ -133,11 +125,10 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
                 f"{shown}: it is not your turn; {SEAT_NAMES[state.seat_to_move]} is to move"
             )
         if _is_draw_text(raw):
-            if state.draw_offer == seat and _claim(state) is None:
-                raise IllegalMoveError(
-                    f"{shown}: you have already offered a draw this turn; now make your move"
-                )
-            return DRAW
+            raise InvalidMoveError(
+                f"{shown} is not a chess move: a draw is offered, accepted or claimed apart "
+                "from the moves"
+            )
         compact = "".join(raw.split())
         if not compact or len(compact) > 12:
             raise InvalidMoveError(f"{shown} is not a chess move: {_SYNTAX}")
@@ -145,29 +136,22 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         return _MoveReader(state.board(), raw).read(compact)
 
     def format_move(self, state: ExtinctionState, move: ExtinctionMove) -> str:
-        """SAN as python-chess writes it (``#`` marks a move that ends the game), or for the draw
-        move what it does here: ``draw claimed``, ``draw accepted`` or ``draw offer``."""
-        if move == DRAW:
-            return _DRAW_TEXTS[self._draw_kind(state)]
-        assert isinstance(move, chess.Move)
+        """SAN as python-chess writes it (``#`` marks a move that ends the game)."""
         return state._board.copy(stack=False).san(move)
 
-    @staticmethod
-    def _draw_kind(state: ExtinctionState) -> str:
-        if _claim(state) is not None:
-            return "claim"
-        if state.draw_offer == 1 - state.seat_to_move:
-            return "accept"
-        return "offer"
-
     def legal_moves(self, state: ExtinctionState, seat: int) -> list[ExtinctionMove]:
-        """Every chess move of the side to move, and ``draw`` unless it was just offered."""
+        """Every chess move of the side to move."""
         if state.result is not None or seat != state.seat_to_move:
             return []
-        moves: list[ExtinctionMove] = list(state._board.generate_legal_moves())
-        if state.draw_offer != seat or _claim(state) is not None:
-            moves.append(DRAW)
-        return moves
+        return list(state._board.generate_legal_moves())
+
+    def claimable_draw(self, state: ExtinctionState, seat: int) -> Outcome | None:
+        """A draw by threefold repetition or the fifty-move rule, for the side to move."""
+        kind = _claim_kind(state)
+        if state.result is not None or seat != state.seat_to_move or kind is None:
+            return None
+        reason = f"{SEAT_NAMES[seat]} claimed a draw by {_CLAIMS[kind]}"
+        return Outcome(frozenset(), reason, termination=kind)
 
     def apply(
         self, state: ExtinctionState, move: ExtinctionMove, rng: random.Random
@@ -175,9 +159,6 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         """The state after ``move``: one board copy and one push; ``state`` is left as it was."""
         if state.result is not None:
             raise IllegalMoveError("the game is over")
-        if move == DRAW:
-            return self._apply_draw(state)
-        assert isinstance(move, chess.Move)
         board = state._board.copy(stack=False)
         if not board.is_legal(move):
             raise IllegalMoveError(f"{move.uci()} is not a legal move here")
@@ -197,7 +178,6 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
             seen=seen,
             taken=(taken[0], taken[1]),
             last_move=san,
-            draw_offer=mover if state.draw_offer == mover else None,
             result=_position_result(board, seen),
             _board=board,
         )
@@ -212,34 +192,12 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
             return ""
         return piece.symbol()
 
-    def _apply_draw(self, state: ExtinctionState) -> ExtinctionState:
-        seat = state.seat_to_move
-        name = SEAT_NAMES[seat]
-        kind = self._draw_kind(state)
-        if kind == "claim":
-            claimed = _claim_kind(state)
-            assert claimed is not None
-            reason = f"{name} claimed a draw by {_CLAIMS[claimed]}"
-            outcome = Outcome(frozenset(), reason, termination=claimed)
-            return replace(state, result=outcome)
-        if kind == "accept":
-            offer = f"{SEAT_NAMES[1 - seat]}'s offer"
-            outcome = Outcome(
-                frozenset(),
-                f"draw by agreement: {name} accepted {offer}",
-                termination=Termination.AGREEMENT,
-            )
-            return replace(state, result=outcome)
-        if state.draw_offer == seat:
-            raise IllegalMoveError(f"{name} has already offered a draw this turn")
-        return replace(state, draw_offer=seat)
-
     def outcome(self, state: ExtinctionState) -> Outcome | None:
         """Set by the move that ended the game; None while it goes on."""
         return state.result
 
     def move_number(self, state: ExtinctionState) -> int:
-        """Half-moves played (a draw offer is not a move)."""
+        """Half-moves played."""
         return state.ply
 
     # --- the diagram ------------------------------------------------------------------------
@@ -265,8 +223,6 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
             lines.append(f" {label:<19}{counts}   {' '.join(state.taken[seat]) or '-'}")
         lines.append("")
         lines.append(self._status_line(state))
-        if state.result is None and state.draw_offer is not None:
-            lines.append(f"{SEAT_NAMES[state.draw_offer]} offers a draw.")
         return "\n".join(lines)
 
     @staticmethod
@@ -288,7 +244,7 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
 
     def dump(self, state: ExtinctionState) -> dict[str, Any]:
         """Versioned JSON: the FEN, the positions since the last irreversible move, the captured
-        pieces, the last move, a standing draw offer and the result."""
+        pieces, the last move and the result."""
         result = None
         if state.result is not None:
             result = {
@@ -302,7 +258,6 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
             "seen": list(state.seen),
             "taken": list(state.taken),
             "last_move": state.last_move,
-            "draw_offer": state.draw_offer,
             "result": result,
         }
 
@@ -315,18 +270,15 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         seen = _load_seen(data.get("seen"), board)
         taken = _load_taken(data.get("taken"), board)
         last_move = _load_last_move(data.get("last_move"), board, seen)
+        # States stored while a draw offer was a move of the game may still hold one.
         offer = data.get("draw_offer")
         if offer is not None and (type(offer) is not int or offer not in (0, 1)):
             raise StateError(f"extinction: bad draw offer {offer!r}")
         state = ExtinctionState(
-            fen=board.fen(),
-            seen=seen,
-            taken=taken,
-            last_move=last_move,
-            draw_offer=offer,
-            _board=board,
+            fen=board.fen(), seen=seen, taken=taken, last_move=last_move, _board=board
         )
-        return replace(state, result=_load_result(data.get("result"), state))
+        result = _load_result(data.get("result"), state, offered=offer is not None)
+        return replace(state, result=result)
 
     # --- the record -------------------------------------------------------------------------
 
@@ -338,8 +290,8 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         outcome: Outcome | None,
         headers: Mapping[str, str],
     ) -> str:
-        """The game as PGN with ``[Variant "Extinction"]``; draw offers are left out, the
-        reason for the result is the closing comment."""
+        """The game as PGN with ``[Variant "Extinction"]``; the reason for the result is the
+        closing comment."""
         if fmt != "pgn":
             raise ValueError(f"{self.SPEC.name} has no {fmt} record")
         game = chess.pgn.Game()
@@ -354,8 +306,6 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         game.headers["Result"] = _pgn_result(outcome)
         node: chess.pgn.GameNode = game
         for text in moves:
-            if _is_draw_text(text):
-                continue
             move = _MoveReader(board, text).read("".join(text.split()))
             board.push(move)
             node = node.add_variation(move)

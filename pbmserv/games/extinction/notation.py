@@ -16,7 +16,6 @@ from pbmserv.games.base import (
 )
 from pbmserv.games.extinction.board import (
     _SYNTAX,
-    DRAW,
     SEAT_NAMES,
     ExtinctionBoard,
 )
@@ -31,7 +30,6 @@ _SAN_RE: Final = re.compile(r"([KQRBN])?([a-h])?([1-8])?[-x:]?([a-h][1-8])(?:=?(
 _COORD_RE: Final = re.compile(r"([a-h][1-8])[-x:]?([a-h][1-8])(?:=?([qrbnk]))?")
 _CASTLES: Final = {"O-O": True, "OO": True, "O-O-O": False, "OOO": False}
 _DRAW_WORDS: Final = {"offer", "offered", "accept", "accepted", "claim", "claimed"}
-_DRAW_TEXTS: Final = {"offer": "draw offer", "accept": "draw accepted", "claim": "draw claimed"}
 
 
 def _quote(text: str) -> str:
@@ -41,9 +39,9 @@ def _quote(text: str) -> str:
 def _is_draw_text(text: str) -> bool:
     """``draw``, ``draw offer``, ``accept draw``, ``draw claimed`` ... (any case)."""
     words = text.lower().split()
-    if DRAW not in words or len(words) > 2:
+    if "draw" not in words or len(words) > 2:
         return False
-    return all(w == DRAW or w in _DRAW_WORDS for w in words) and words.count(DRAW) == 1
+    return all(w == "draw" or w in _DRAW_WORDS for w in words) and words.count("draw") == 1
 
 
 def _describe(board: chess.Board, square: chess.Square) -> str:

@@ -32,16 +32,14 @@ class ExtinctionState:
     ``seen`` holds the positions (:func:`position_key`) since the last capture, pawn move or
     loss of a castling right, the current one last; no earlier position can come back, so this
     is all that repetitions need, and it never holds more than 151 entries. ``taken`` is what
-    White and Black have captured, in order (FEN letters). ``draw_offer`` is the seat whose
-    draw offer stands: offered on its turn, it lapses when the opponent moves. ``_board`` is
-    the board of ``fen``, shared and never changed.
+    White and Black have captured, in order (FEN letters). ``_board`` is the board of
+    ``fen``, shared and never changed.
     """
 
     fen: str
     seen: tuple[str, ...]
     taken: tuple[str, str] = ("", "")
     last_move: str | None = None
-    draw_offer: int | None = None
     result: Outcome | None = None
     _board: ExtinctionBoard = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
@@ -56,7 +54,7 @@ class ExtinctionState:
 
     @property
     def ply(self) -> int:
-        """Half-moves played since the start (draw offers are not moves)."""
+        """Half-moves played since the start."""
         return 2 * (self._board.fullmove_number - 1) + self.seat_to_move
 
     def board(self) -> ExtinctionBoard:

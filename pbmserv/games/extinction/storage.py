@@ -185,9 +185,10 @@ def _load_last_move(last: object, board: ExtinctionBoard, seen: tuple[str, ...])
     return last
 
 
-def _load_result(stored: object, state: ExtinctionState) -> Outcome | None:
+def _load_result(stored: object, state: ExtinctionState, *, offered: bool) -> Outcome | None:
     """The position decides extinction, stalemate and the automatic draws; a claimed or agreed
-    draw must have been possible."""
+    draw must have been possible (``offered``: the state held a draw offer, as states stored
+    while the offer was a move of the game could)."""
     computed = _position_result(state._board, state.seen)
     if stored is None:
         if computed is not None:
@@ -206,19 +207,22 @@ def _load_result(stored: object, state: ExtinctionState) -> Outcome | None:
         ):
             raise StateError(f"extinction: the stored result does not match the board: {stored!r}")
         return computed
-    if stored["winners"] or (_claim(state) is None and state.draw_offer is None):
+    agreed = offered or stored.get("termination") == Termination.AGREEMENT.value
+    if stored["winners"] or (_claim(state) is None and not agreed):
         raise StateError(f"extinction: nothing on the board explains the result {stored!r}")
-    termination = _stored_draw_kind(stored, state)
+    termination = _stored_draw_kind(stored, state, offered=offered)
     return Outcome(frozenset(), stored["reason"], termination=termination)
 
 
-def _stored_draw_kind(stored: Mapping[str, Any], state: ExtinctionState) -> Termination:
+def _stored_draw_kind(
+    stored: Mapping[str, Any], state: ExtinctionState, *, offered: bool
+) -> Termination:
     """A claimed or agreed draw's kind; states stored before it was kept give it from the
     position (an offer standing: agreed; otherwise the claim the position allowed)."""
     raw = stored.get("termination")
     if raw is None:
         claimed = _claim_kind(state)
-        return Termination.AGREEMENT if state.draw_offer is not None or not claimed else claimed
+        return Termination.AGREEMENT if offered or not claimed else claimed
     allowed = (Termination.AGREEMENT, *_CLAIMS)
     if raw not in [kind.value for kind in allowed]:
         raise StateError(f"extinction: bad draw kind {raw!r}")

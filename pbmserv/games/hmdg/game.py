@@ -88,6 +88,7 @@ class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
     SPEC = GameSpec(
         name="hmdg",
         title="Hidden Move Double Gomoku",
+        draw_by_agreement=True,
         seat_names=(FIRST_PLAYER, SECOND_PLAYER),
         aliases=("hiddengomoku",),
         hidden_information=True,

@@ -128,6 +128,14 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
         groups, "maintain", _maintain, "remind idle boards' players, forfeit abandoned boards"
     )
     p.add_argument("--now", type=_when, help="act as if it were this time (ISO; for tests)")
+    p = action(groups, "broadcast", _broadcast, "mail a message to every user")
+    p.add_argument("--subject", required=True, help="the mail's subject (one line)")
+    text = p.add_mutually_exclusive_group(required=True)
+    text.add_argument("--text", help="the message")
+    text.add_argument(
+        "--file", type=argparse.FileType("r"), help="the message, from a file (- for stdin)"
+    )
+    p.add_argument("--playing", action="store_true", help="only users with a board in play")
     add_tournament_parser(groups, action)
 
 
@@ -236,6 +244,12 @@ def _outbox_purge(args: argparse.Namespace, ctx: CommandContext) -> None:
         args.json,
         **counts,
     )
+
+
+def _broadcast(args: argparse.Namespace, ctx: CommandContext) -> None:
+    text = args.text if args.text is not None else args.file.read()
+    done = ops.broadcast(ctx, args.subject, text, playing_only=args.playing)
+    tables.print_message(done, args.json)
 
 
 def _maintain(args: argparse.Namespace, ctx: CommandContext) -> None:

@@ -64,8 +64,13 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "password_reset": lambda data: f"pbmserv: new password for {data['userid']}",
     "address_changed": lambda data: f"pbmserv: address of {data['userid']} changed",
     "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
+    "broadcast": lambda data: f"pbmserv: {data['subject']}",
     "chat": lambda data: f"{data['game']} board {data['board']}: {data['from']} says",
     "message": lambda data: f"pbmserv: a message from {data['from']}",
+    "proposal": lambda data: (
+        f"{data['game']} board {data['board']}: {data['by']} {data['action']} "
+        + ("a draw" if data["kind"] == "draw" else "taking back moves")
+    ),
     "tournament_pairings": _pairings_subject,
     "tournament_standings": _standings_subject,
     "tournament_entry": _entry_subject,

@@ -251,3 +251,25 @@ def test_config_show_masks_secrets_and_reports_errors(shell: Shell, tmp_path: Pa
     config.write_text("colour = 3\n")
     bad = run_pbmserv(["config", "show", "--config", str(config)], env)
     assert bad.returncode == 78 and b"unknown setting 'colour'" in bad.stderr
+
+
+def test_broadcast_mails_every_enabled_user_with_the_subject_made_safe(
+    shell: Shell, engine
+) -> None:  # type: ignore[no-untyped-def]
+    play(engine, "signup carol pass3333", "carol@example.org")
+    play(engine, "chameleon resign 1 alice secret1", "alice@example.org")
+    shell.run("users", "disable", "bob")
+    done = shell.run(
+        "broadcast", "--subject", "Downtime\r\nBcc: evil@example.org", "--text", "Back soon."
+    )
+    assert "broadcast to 2 user(s)" in done
+    mails = shell.new_mail()
+    assert sorted(m["To"] for m in mails) == ["alice@example.org", "carol@example.org"]
+    assert all(m["Subject"] == "pbmserv: Downtime Bcc: evil@example.org" for m in mails)
+    assert all(m["Bcc"] is None for m in mails)
+    assert "Back soon." in mails[0].get_content()
+    shell.run("users", "enable", "bob")
+    play(engine, "chameleon challenge -size=3 bob alice", "bob@example.org")
+    shell.run("broadcast", "--subject", "Players", "--text", "hi", "--playing")
+    assert sorted(m["To"] for m in shell.new_mail()) == ["alice@example.org", "bob@example.org"]
+    assert "subject must be" in shell.run("broadcast", "--subject", " ", "--text", "x", ok=False)

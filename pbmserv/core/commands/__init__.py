@@ -2,10 +2,14 @@
 
 from pbmserv.core.commands import (  # noqa: F401
     accounts,
+    boards,
     helptext,
     listing,
     looking,
     play,
+    proposals,
+    queueing,
+    submitting,
     talk,
     tournament,
 )

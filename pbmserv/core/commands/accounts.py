@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+
+from sqlalchemy import select
 
 from pbmserv.core import logins
 from pbmserv.core.commands.registry import command
@@ -10,14 +13,29 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification, Section
-from pbmserv.db.models import User
+from pbmserv.db.models import Entry, GameRow, Observer, Seat, Tournament, User
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame
 
 USERID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,23}$")
 ADDRESS_PATTERN = re.compile(r"^[^@\s<>\"',;]+@[A-Za-z0-9.-]+$")
 MIN_PASSWORD = 4
-RESERVED = {"help", "games", "status", "signup", "password", "email", "admin", "tournament"}
+RESERVED = {
+    "help",
+    "games",
+    "status",
+    "signup",
+    "password",
+    "email",
+    "admin",
+    "tournament",
+    "change",
+    "delete",
+    "message",
+    "list",
+    "all",
+    "ratings",
+}
 
 
 def check_password_rules(password: str) -> None:
@@ -119,4 +137,79 @@ def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
         kind="email_changed",
         data=context,
         summary=f"email {user.display_id}",
+    )
+
+
+#: ``change WHAT ...``: pbmserv's forms of the account changes.
+_CHANGES: dict[str, Callable[[CommandContext, CommandLine, AnyGame | None], Section]] = {
+    "password": password,
+    "address": email,
+    "email": email,
+}
+
+
+@command(
+    "change",
+    "change password USERID OLDPASSWORD NEWPASSWORD | change address USERID PASSWORD NEWADDRESS",
+    'pbmserv\'s forms of "password" and "email"',
+    secret_words=(3, 4),
+    min_words=5,
+    max_words=5,
+)
+def change(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
+    what = line.words[1].lower()
+    if what not in _CHANGES:
+        raise CommandError(f'"{line.words[1]}" cannot be changed: change password or address')
+    return _CHANGES[what](ctx, CommandLine(line.raw, line.words[1:]), game)
+
+
+@command(
+    "delete",
+    "delete USERID PASSWORD",
+    "close your account (only with no board in play and no tournament to come)",
+    secret_words=(2,),
+    min_words=3,
+    max_words=3,
+    details="Finished boards keep your user id in their records, so it cannot be taken again;\n"
+    "your address, name and password are removed, and no mail goes to you any more.",
+)
+def delete(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
+    playing = ctx.session.scalars(
+        select(GameRow.id)
+        .join(Seat, Seat.game_id == GameRow.id)
+        .where(Seat.user_id == user.id, GameRow.status == "active")
+        .order_by(GameRow.id)
+    ).all()
+    if playing:
+        boards = ", ".join(str(board) for board in playing)
+        raise CommandError(
+            f"{user.display_id} still plays on board(s) {boards}: finish or resign them first",
+            syntax_was_right=True,
+        )
+    entered = ctx.session.scalars(
+        select(Tournament.name)
+        .join(Entry, Entry.tournament_id == Tournament.id)
+        .where(
+            Entry.user_id == user.id,
+            Entry.withdrawn.is_(False),
+            Tournament.status.in_(("draft", "open", "running")),
+        )
+    ).all()
+    if entered:
+        raise CommandError(
+            f"{user.display_id} is entered in tournament {', '.join(entered)}: withdraw first",
+            syntax_was_right=True,
+        )
+    address = user.email
+    user.disabled = True
+    user.email = ""
+    user.full_name = ""
+    user.password_hash = "!"  # matches no password: argon2 hashes start with "$"
+    for watched in ctx.session.scalars(select(Observer).where(Observer.user_id == user.id)):
+        ctx.session.delete(watched)
+    return Section(
+        kind="deleted",
+        data={"userid": user.display_id, "email": address},
+        summary=f"delete {user.display_id}",
     )

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
+from typing import Any
 
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.play import board_player
@@ -75,11 +77,38 @@ def preview(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
             syntax_was_right=True,
         )
     board, user, seat = board_player(ctx, game, line, for_update=False)
+    trial = try_move(board, seat, line.rest(5))
+    context = {
+        "game": game.SPEC.name,
+        "board": board.number,
+        "userid": user.display_id,
+        "move": trial.text,
+        "diagram": game.render(trial.after, seat),
+        "ends": trial.ends,
+    }
+    return Section(
+        "previewed", context, summary=f"{game.SPEC.name} preview {board.number} {trial.public}"
+    )
+
+
+@dataclass(frozen=True)
+class Trial:
+    """A move tried on a copy of the position: its texts and the state it gives."""
+
+    text: str
+    public: str
+    after: Any
+    ends: str | None  # how the game would end, if the move ends it
+
+
+def try_move(board: Board, seat: int, text: str) -> Trial:
+    """Read and apply ``text`` for ``seat`` without storing anything (a CommandError when it
+    is not a move the player may make now)."""
+    game = board.game
     if board.finished:
         raise CommandError(f"board {board.number} is over: {service.result_text(board)}")
     if seat not in game.to_move(board.state).seats:
         raise CommandError(f"it is not your turn on board {board.number}", syntax_was_right=True)
-    text = line.rest(5)
     try:
         move = game.parse_move(board.state, seat, text)
         canonical = game.format_move(board.state, move)
@@ -89,15 +118,5 @@ def preview(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
     except MoveError as error:
         raise CommandError(str(error), syntax_was_right=True) from None
     outcome = game.outcome(after)
-    context = {
-        "game": game.SPEC.name,
-        "board": board.number,
-        "userid": user.display_id,
-        "move": canonical,
-        "diagram": game.render(after, seat),
-        "ends": outcome.reason if outcome is not None else None,
-    }
     public = game.public_move_text(board.state, move)
-    return Section(
-        "previewed", context, summary=f"{game.SPEC.name} preview {board.number} {public}"
-    )
+    return Trial(canonical, public, after, outcome.reason if outcome is not None else None)

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from sqlalchemy import select
 
 from pbmserv.core import game_service as service
-from pbmserv.core import logins
+from pbmserv.core import logins, queued
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -17,6 +17,9 @@ from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import MoveRow, Observer, User
 from pbmserv.games.base import AnyGame, OptionError
+
+#: History entries only their own player may see.
+PRIVATE_ENTRIES = ("submit", "queue")
 
 
 def board_player(
@@ -91,7 +94,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     )
 
 
-def _play_and_report(
+def play_and_report(
     ctx: CommandContext,
     game: AnyGame,
     board: Board,
@@ -104,16 +107,19 @@ def _play_and_report(
         played = service.play_swap(ctx, board, seat)
     else:
         played = service.play(ctx, board, seat, text)
-    service.notify_board(
-        ctx,
-        board,
-        f"{mover} played {played.public_text}.",
-        private_events={seat: f"{mover} played {played.text}."},
-    )
+    public, private = f"{mover} played {played.public_text}.", f"{mover} played {played.text}."
+    answered = queued.answer(ctx, board, seat, played)
+    reply_text = None
+    if answered is not None:  # queues exist only where nothing is hidden: one text for all
+        reply_seat, reply = answered
+        reply_text = f"{board.seat_label(reply_seat)} played {reply.text} (queued in advance)."
+        public, private = f"{public} {reply_text}", f"{private} {reply_text}"
+    service.notify_board(ctx, board, public, private_events={seat: private})
     context = {
         "game": game.SPEC.name,
         "board": board.number,
         "move": played.text,
+        "answered": reply_text,
         "result": service.result_text(board) if board.finished else None,
         "status": service.status_for(board, seat),
     }
@@ -154,7 +160,7 @@ def move(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
                 "nothing was played",
                 syntax_was_right=True,
             )
-    return _play_and_report(ctx, game, board, seat, text)
+    return play_and_report(ctx, game, board, seat, text)
 
 
 def play_verb(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
@@ -166,7 +172,7 @@ def play_verb(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     kind, rest = line.words[1].lower(), line.rest(5)
     first = rest.split(maxsplit=1)[0].lower() if rest.strip() else ""
     text = rest if first == kind else " ".join([kind, rest]).strip()
-    return _play_and_report(ctx, game, board, seat, text)
+    return play_and_report(ctx, game, board, seat, text)
 
 
 @command(
@@ -183,7 +189,7 @@ def swap(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     if not game.SPEC.has_swap:
         raise CommandError(f"{game.SPEC.title} has no swap option")
     board, _user, seat = board_player(ctx, game, line)
-    return _play_and_report(ctx, game, board, seat, None)
+    return play_and_report(ctx, game, board, seat, None)
 
 
 @command(
@@ -224,7 +230,8 @@ def board_command(ctx: CommandContext, line: CommandLine, game: AnyGame | None) 
 def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
     board = service.load_board(ctx, game, line.words[2], for_update=False)
-    rows = service.history(ctx, board)
+    # Submitted and queued moves are their player's business alone.
+    rows = [row for row in service.history(ctx, board) if row.kind not in PRIVATE_ENTRIES]
     if len(line.words) > 3:
         return _exported_history(game, board, rows, line.words[3].lower())
     entries = [

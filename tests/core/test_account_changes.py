@@ -1,0 +1,44 @@
+"""change password|address (pbmserv's forms) and delete: closing an account."""
+
+from __future__ import annotations
+
+from sqlalchemy import select
+
+from pbmserv.db.models import User
+from tests.core.client import Client
+
+
+def test_change_password_and_address_are_the_password_and_email_commands(
+    players: Client,
+) -> None:
+    changed = players.run("change password alice secret1 newpass9")
+    assert changed.ok and changed.command == "change password alice ******** ********"
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert not players.run("chameleon chat 1 alice secret1 hi").ok
+    assert players.run("chameleon chat 1 alice newpass9 hi").ok
+    moved = players.run("change address alice newpass9 alice@new.example.org")
+    assert moved.ok and "alice@new.example.org" in moved.text
+    (email,) = players.query(select(User.email).where(User.userid == "alice"))[0]
+    assert email == "alice@new.example.org"
+    wrong = players.run("change colour alice newpass9 blue")
+    assert not wrong.ok and "change password or address" in wrong.text
+
+
+def test_delete_closes_an_account_with_no_board_in_play(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    busy = players.run("delete alice secret1")
+    assert not busy.ok and "still plays on board(s) 1" in busy.text
+    assert players.run("chameleon resign 1 alice secret1").ok
+    closed = players.run("delete alice secret1")
+    assert closed.ok and "The account alice is closed" in closed.text
+    assert "secret1" not in closed.text
+    ((email, disabled, name),) = players.query(
+        select(User.email, User.disabled, User.full_name).where(User.userid == "alice")
+    )
+    assert (email, disabled, name) == ("", True, "")
+    # Nobody can sign in as it, challenge it, or take its user id.
+    assert not players.run("delete alice secret1").ok
+    assert not players.run("chameleon challenge -size=5 bob alice", sender="bob@example.org").ok
+    assert not players.run("signup alice other123", sender="x@example.org").ok
+    # Its finished board still reads.
+    assert "alice" in players.run("chameleon history 1").text

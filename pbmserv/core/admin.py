@@ -14,6 +14,7 @@ from typing import Any, cast
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
 from pbmserv.core import game_service as service
+from pbmserv.core import ratings
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -253,6 +254,8 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     # The entry taken back leaves the history (an "undo" entry says what it was), so the moves
     # left always replay to the board's state.
     last = entries[-1]
+    if board.finished:
+        ratings.unrate(ctx, board.row)  # rated again if the board ends again
     if last.kind == "move":
         service.take_back_moves(ctx, board, 1)
         taken = f"took back move {last.ply + 1} ({last.public_text or last.text})"
@@ -313,6 +316,7 @@ def delete_board(ctx: CommandContext, number: str) -> str:
                 },
             )
         )
+    ratings.unrate(ctx, board.row)  # a deleted board counts for nothing
     ctx.session.execute(delete(MoveRow).where(MoveRow.game_id == board.row.id))
     ctx.session.execute(delete(Observer).where(Observer.game_id == board.row.id))
     ctx.session.delete(board.row)

@@ -14,6 +14,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import joinedload
 
+from pbmserv.core import ratings
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
@@ -237,6 +238,7 @@ def conclude(ctx: CommandContext, board: Board, outcome: Outcome) -> None:
     """End the board with ``outcome``, noted on the context for whatever depends on it (its
     tournament), which whoever runs the command tells."""
     finish(board, outcome)
+    ratings.rate(ctx, board.row)
     ctx.finished_boards.append(board.row)
 
 

@@ -37,6 +37,7 @@ SECTION_KINDS = frozenset(
         "previewed",
         "proposal",
         "queued",
+        "ratings_table",
         "record",
         "resigned",
         "shown",
@@ -50,6 +51,7 @@ SECTION_KINDS = frozenset(
         "tournament_table",
         "tournament_withdrawn",
         "unobserved",
+        "user_ratings",
     }
 )
 

@@ -297,6 +297,37 @@ class Match(Base):
     __table_args__ = (Index("ix_matches_tournament_round", "tournament_id", "round"),)
 
 
+class Rating(Base):
+    """A user's Elo rating in one game (pbmserv's kind: 1600 to start, K=32)."""
+
+    __tablename__ = "ratings"
+
+    game: Mapped[str] = mapped_column(String(40), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    rating: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
+    wins: Mapped[int] = mapped_column(Integer, default=0)
+    losses: Mapped[int] = mapped_column(Integer, default=0)
+    draws: Mapped[int] = mapped_column(Integer, default=0)
+    updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+    user: Mapped[User] = relationship(lazy="joined")
+
+
+class RatingChange(Base):
+    """What a rated board did to one player's rating: a board is rated once, and an operator
+    who reopens it takes the change back."""
+
+    __tablename__ = "rating_changes"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
+    score: Mapped[float] = mapped_column(Float)  # 1 won, 0.5 drawn, 0 lost
+    change: Mapped[float] = mapped_column(Float)
+
+
 def table_of(model: type[Base]) -> Table:
     """The Core table of a mapped class, for hot statements written without the ORM
     (``__table__`` is typed as any FromClause; a declarative model's is always a Table)."""

@@ -9,6 +9,7 @@ from pbmserv.core.commands import (  # noqa: F401
     play,
     proposals,
     queueing,
+    ratings,
     submitting,
     talk,
     tournament,

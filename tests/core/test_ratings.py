@@ -1,0 +1,112 @@
+"""Elo ratings per game: the maths, and boards rated as they end."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pbmserv.core import admin, ratings
+from pbmserv.core.context import CommandContext
+from pbmserv.core.maintenance import run_maintenance
+from pbmserv.core.ratings import elo_changes, expected_score
+from pbmserv.db.engine import transaction
+from tests.core.client import Client
+
+ALICE, BOB = "alice secret1", "Bob hunter22"
+
+
+def test_elo_of_equal_players_moves_sixteen_points() -> None:
+    assert elo_changes([1600, 1600], [1.0, 0.0]) == [16.0, -16.0]
+    assert elo_changes([1600, 1600], [0.5, 0.5]) == [0.0, 0.0]
+    # The stronger player gains little by winning and loses much by losing.
+    win, _ = elo_changes([2000, 1600], [1.0, 0.0])
+    loss, _ = elo_changes([2000, 1600], [0.0, 1.0])
+    assert 2.5 < win < 3.0 and -29.5 < loss < -29.0
+    assert expected_score(1600, 1600) == 0.5
+
+
+ratings_ = st.floats(min_value=100, max_value=3500)
+
+
+@given(a=ratings_, b=ratings_, score=st.sampled_from([0.0, 0.5, 1.0]))
+def test_elo_is_zero_sum_and_the_winner_never_loses(a: float, b: float, score: float) -> None:
+    first, second = elo_changes([a, b], [score, 1.0 - score])
+    assert first + second == pytest.approx(0.0, abs=1e-9)
+    assert abs(first) <= ratings.K
+    if score == 1.0:
+        assert first >= 0.0 >= second
+    if score == 0.0:
+        assert first <= 0.0 <= second
+
+
+@given(st.lists(ratings_, min_size=3, max_size=4), st.data())
+def test_elo_of_many_players_is_zero_sum_and_bounded(values: list[float], data) -> None:  # type: ignore[no-untyped-def]
+    scores = data.draw(st.lists(st.sampled_from([0.0, 0.5, 1.0]), min_size=len(values),
+                                max_size=len(values)))  # fmt: skip
+    changes = elo_changes(values, scores)
+    assert sum(changes) == pytest.approx(0.0, abs=1e-9)
+    assert all(abs(c) <= ratings.K + 1e-9 for c in changes)
+
+
+def table(players: Client, game: str = "chameleon") -> list[tuple[str, int, int]]:
+    section = players.run(f"{game} ratings")
+    assert section.ok
+    return [(r["userid"], r["rating"], r["games"]) for r in section.data["rows"]]
+
+
+def test_a_resignation_rates_the_board_and_the_lists_show_it(players: Client) -> None:
+    assert table(players) == []
+    assert "Nobody has finished a rated board" in players.run("chameleon ratings").text
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run(f"chameleon resign 1 {BOB}", sender="bob@example.org").ok
+    assert table(players) == [("alice", 1616, 1), ("Bob", 1584, 1)]
+    listed = players.run("chameleon standings")
+    assert listed.ok and "1616?" in listed.text and "Bob" in listed.text
+    mine = players.run("ratings alice")
+    assert mine.ok and "Chameleon" in mine.text and "1616?" in mine.text
+    assert "1 won, 0 lost, 0 drawn" in mine.text
+    assert table(players, "extinction") == []
+
+
+def test_an_agreed_draw_counts_and_a_declined_board_does_not(players: Client) -> None:
+    assert players.run("extinction challenge alice bob").ok
+    assert players.run(f"extinction decline 1 {BOB}", sender="bob@example.org").ok
+    assert table(players, "extinction") == []
+    assert players.run("extinction challenge alice bob").ok
+    assert players.run(f"extinction propose 2 {ALICE} draw").ok
+    assert players.run(f"extinction accept 2 {BOB}", sender="bob@example.org").ok
+    assert table(players, "extinction") == [("alice", 1600, 1), ("Bob", 1600, 1)]
+    assert "0 won, 0 lost, 1 drawn" in players.run("ratings bob").text
+
+
+def test_a_ruling_rates_and_reopening_takes_it_back(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    with transaction(players.factory) as session:
+        admin.adjudicate(CommandContext(session, players.settings, None), "1", "bob")
+    assert table(players) == [("Bob", 1616, 1), ("alice", 1584, 1)]
+    with transaction(players.factory) as session:
+        admin.undo_last(CommandContext(session, players.settings, None), "1")
+    assert table(players) == []
+    assert players.run(f"chameleon resign 1 {ALICE}").ok
+    assert table(players) == [("Bob", 1616, 1), ("alice", 1584, 1)]
+
+
+def test_a_forfeit_by_maintenance_is_rated(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    later = datetime.now(UTC) + timedelta(days=365)
+    with transaction(players.factory) as session:
+        ctx = CommandContext(session, players.settings, None, clock=lambda: later)
+        assert run_maintenance(ctx).forfeited == [1]
+    assert table(players) == [("Bob", 1616, 1), ("alice", 1584, 1)]
+
+
+def test_a_rating_is_provisional_under_twenty_games(players: Client) -> None:
+    for board in range(1, 21):
+        assert players.run("chameleon challenge -size=3 alice bob").ok
+        assert players.run(f"chameleon resign {board} {BOB}", sender="bob@example.org").ok
+        provisional = players.run("chameleon ratings").data["rows"][0]["provisional"]
+        assert provisional == (board < 20)
+    assert "?" not in players.run("ratings alice").text.split("\n", 1)[1]

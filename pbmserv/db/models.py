@@ -311,7 +311,8 @@ class Rating(Base):
     draws: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
-    user: Mapped[User] = relationship(lazy="joined")
+    # Not joined: rows are locked FOR UPDATE, which PostgreSQL refuses across an outer join.
+    user: Mapped[User] = relationship(lazy="selectin")
 
 
 class RatingChange(Base):

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from pbmserv.db.models import User
 from tests.core.client import Client
+
+pytestmark = pytest.mark.db
 
 
 def test_change_password_and_address_are_the_password_and_email_commands(

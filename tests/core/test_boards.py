@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.core.client import Client
+
+pytestmark = pytest.mark.db
 
 
 def setup_boards(players: Client) -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import func, select
 
 from pbmserv.db.models import GameRow, MoveRow
 from tests.core.client import Client
+
+pytestmark = pytest.mark.db
 
 
 def _moves(client: Client) -> int:

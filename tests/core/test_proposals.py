@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
 from sqlalchemy import select
 
 from pbmserv.db.models import GameRow, MoveRow
 from pbmserv.mail.compose import render_notice
 from pbmserv.mail.wording import notice_subject
 from tests.core.client import Client
+
+pytestmark = pytest.mark.db
 
 ALICE, BOB = "1 alice secret1", "1 Bob hunter22"
 

@@ -15,6 +15,8 @@ from pbmserv.core.ratings import elo_changes, expected_score
 from pbmserv.db.engine import transaction
 from tests.core.client import Client
 
+pytestmark = pytest.mark.db
+
 ALICE, BOB = "alice secret1", "Bob hunter22"
 
 

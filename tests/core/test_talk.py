@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from pbmserv.mail.compose import render_notice
 from pbmserv.mail.wording import notice_subject
 from tests.core.client import Client
+
+pytestmark = pytest.mark.db
 
 
 def test_chat_reaches_the_opponent_and_observers_and_stays_in_the_history(

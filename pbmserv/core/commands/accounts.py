@@ -151,7 +151,7 @@ _CHANGES: dict[str, Callable[[CommandContext, CommandLine, AnyGame | None], Sect
 @command(
     "change",
     "change password USERID OLDPASSWORD NEWPASSWORD | change address USERID PASSWORD NEWADDRESS",
-    'pbmserv\'s forms of "password" and "email"',
+    'the forms pbmserv uses for "password" and "email"',
     secret_words=(3, 4),
     min_words=5,
     max_words=5,

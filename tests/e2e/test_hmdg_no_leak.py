@@ -88,6 +88,34 @@ def command_for(state: HmdgState, board: int, user: str, text: str) -> str:
     return f"hmdg move {words} {text}"
 
 
+def look_around(  # type: ignore[no-untyped-def]
+    server, engine, sink: Sink, board: int, players: list[str], state: HmdgState
+) -> list[Received]:
+    """The commands that show a board, chat about it or try a move on it, by both players and
+    the observer: their answers must keep the same secrets as the board mail."""
+    mails: list[Received] = []
+    for user in players:
+        login = f"{user} {USERS[user][1]}"
+        mails += send(server, engine, sink, user, f"hmdg showas {login} {board}")
+        mails += send(server, engine, sink, user, f"hmdg showas {login} all")
+        mails += send(server, engine, sink, user, f"hmdg chat {board} {login} still here")
+    (seat,) = GAME.to_move(state).seats
+    mover = players[seat]
+    # A move on a point the mover cannot know is taken may name it: that is no leak, so the
+    # trial move is one the name check can tell apart.
+    secrets = hidden_from(state, seat)
+    texts = [GAME.format_move(state, m) for m in GAME.legal_moves(state, seat)]
+    trial = next((t for t in texts if not {n.upper() for n in POINT_NAME.findall(t)} & secrets), "")
+    if trial and not trial.startswith("reveal"):
+        login = f"{board} {mover} {USERS[mover][1]}"
+        mails += send(server, engine, sink, mover, f"hmdg preview {login} {trial}")
+        mails += send(server, engine, sink, mover, f"hmdg submit {login} {trial}")
+    for line in (f"hmdg show {board}", f"hmdg show {board}#{state.ply // 2}", "all show ann",
+                 f"hmdg history {board}", "hmdg games all", f"hmdg board {board}"):  # fmt: skip
+        mails += send(server, engine, sink, "obs", line)
+    return mails
+
+
 def test_no_mail_tells_a_player_the_opponent_secrets(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
     for user, (_, password) in USERS.items():
         send(server, engine, sink, user, f"signup {user} {password}")
@@ -109,6 +137,8 @@ def test_no_mail_tells_a_player_the_opponent_secrets(server, engine, sink: Sink)
             if GAME.outcome(after) is not None:
                 break  # everything is shown at the end
             viewers = {USERS[players[0]][0]: 0, USERS[players[1]][0]: 1, USERS["obs"][0]: None}
+            if after.ply % 4 == 0:  # now and then, every way of looking at the board too
+                mails += look_around(server, engine, sink, board, players, after)
             for message in mails:
                 check_mail(message, after, viewers[message.to])
                 checked += 1

@@ -408,6 +408,7 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
                 "seat": s.seat,
                 "role": game.seat_name(board.state, s.seat),
                 "userid": s.user.display_id,
+                "away": s.user.away_since is not None and not board.finished,
             }
             for s in board.row.seats
         ],

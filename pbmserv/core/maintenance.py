@@ -22,7 +22,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import Notification
 from pbmserv.core.tournaments.service import settle_finished
-from pbmserv.db.models import GameRow
+from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import find_game
 from pbmserv.games.base import Outcome, Termination
 
@@ -62,11 +62,15 @@ def due_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
             *(settings.game_limits[n].remind_after_days for n in configured),
         ]
     )
+    # Boards of a player who signed off wait, for both sides, until the player is back.
+    away = select(Seat.game_id).join(User, User.id == Seat.user_id)
+    away = away.where(User.away_since.is_not(None))
     # The plain range on updated_at lets ix_games_status_updated narrow the scan first.
     return and_(
         GameRow.status == "active",
         GameRow.updated_at <= now - timedelta(days=shortest),
         or_(*clauses),
+        GameRow.id.not_in(away),
     )
 
 

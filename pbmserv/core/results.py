@@ -13,6 +13,7 @@ from typing import Any
 #: What a command's part of the reply may tell (every kind is worded by the mail layer).
 SECTION_KINDS = frozenset(
     {
+        "address_added",
         "board",
         "board_list",
         "board_views",
@@ -41,6 +42,8 @@ SECTION_KINDS = frozenset(
         "record",
         "resigned",
         "shown",
+        "signed_off",
+        "signed_on",
         "signed_up",
         "status",
         "submitted",

@@ -51,6 +51,18 @@ class User(Base):
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
     # When the owner was last told that someone is guessing this account's password.
     guess_alert_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: Signed off (on holiday) since then: no reminders or forfeits on their boards.
+    away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+
+
+class UserAddress(Base):
+    """Another address a user writes from (``add``); mail still goes to ``User.email``."""
+
+    __tablename__ = "user_addresses"
+
+    #: Lower-cased: one address belongs to one user.
+    address: Mapped[str] = mapped_column(String(320), primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
 
 
 class GameRow(Base):

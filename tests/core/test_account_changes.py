@@ -45,3 +45,20 @@ def test_delete_closes_an_account_with_no_board_in_play(players: Client) -> None
     assert not players.run("signup alice other123", sender="x@example.org").ok
     # Its finished board still reads.
     assert "alice" in players.run("chameleon history 1").text
+
+
+def test_add_registers_more_addresses_of_ones_own(players: Client) -> None:
+    added = players.run("add alice secret1 Alice@Home.example.org")
+    assert added.ok and "alice@home.example.org" in added.text
+    assert "alice@example.org (where the mail goes)" in added.text
+    taken = players.run("add bob hunter22 alice@home.example.org", sender="bob@example.org")
+    assert not taken.ok and "belongs to another user" in taken.text
+    primary = players.run("add bob hunter22 carol@example.org", sender="bob@example.org")
+    assert not primary.ok and "belongs to another user" in primary.text
+    assert not players.run("add alice secret1 not-an-address").ok
+
+
+@pytest.mark.parametrize("word", ["delete", "ratings", "signoff", "list", "message"])
+def test_command_words_cannot_be_user_ids(players: Client, word: str) -> None:
+    refused = players.run(f"signup {word} secret99", sender="new@example.org")
+    assert not refused.ok and "is a command or game name" in refused.text

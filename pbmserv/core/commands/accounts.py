@@ -5,37 +5,24 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sqlalchemy import select
+from sqlalchemy import delete as delete_rows
+from sqlalchemy import func, select, update
 
 from pbmserv.core import logins
-from pbmserv.core.commands.registry import command
+from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification, Section
-from pbmserv.db.models import Entry, GameRow, Observer, Seat, Tournament, User
+from pbmserv.db.models import Entry, GameRow, Observer, Seat, Tournament, User, UserAddress
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame
 
 USERID_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{1,23}$")
 ADDRESS_PATTERN = re.compile(r"^[^@\s<>\"',;]+@[A-Za-z0-9.-]+$")
 MIN_PASSWORD = 4
-RESERVED = {
-    "help",
-    "games",
-    "status",
-    "signup",
-    "password",
-    "email",
-    "admin",
-    "tournament",
-    "change",
-    "delete",
-    "message",
-    "list",
-    "all",
-    "ratings",
-}
+#: Words that cannot be user ids besides the command words (which the registry knows).
+RESERVED = {"admin", "all", "signon"}
 
 
 def check_password_rules(password: str) -> None:
@@ -60,7 +47,7 @@ def signup(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
             f'"{userid}" cannot be a user id: use 2-24 letters, digits, "_", "." or "-", '
             "starting with a letter"
         )
-    if userid.lower() in RESERVED or find_game(userid) is not None:
+    if userid.lower() in RESERVED | TOP_LEVEL.keys() or find_game(userid) is not None:
         raise CommandError(f'"{userid}" is a command or game name; choose another user id')
     check_password_rules(password)
     if ctx.sender is None:
@@ -208,8 +195,93 @@ def delete(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
     user.password_hash = "!"  # matches no password: argon2 hashes start with "$"
     for watched in ctx.session.scalars(select(Observer).where(Observer.user_id == user.id)):
         ctx.session.delete(watched)
+    ctx.session.execute(delete_rows(UserAddress).where(UserAddress.user_id == user.id))
     return Section(
         kind="deleted",
         data={"userid": user.display_id, "email": address},
         summary=f"delete {user.display_id}",
     )
+
+
+@command(
+    "signoff",
+    "signoff USERID PASSWORD",
+    "go away for a while: no reminders and no forfeits on your boards until you sign on",
+    secret_words=(2,),
+    min_words=3,
+    max_words=3,
+    details="Your boards are marked (away) for the other players, and wait for you, for both\n"
+    'sides. "signon USERID PASSWORD" brings you back: every board of yours then gets its\n'
+    "full time again before a reminder.",
+)
+def signoff(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
+    if user.away_since is None:
+        user.away_since = ctx.now()
+    return Section("signed_off", {"userid": user.display_id}, summary=f"signoff {user.userid}")
+
+
+@command(
+    "signon",
+    "signon USERID PASSWORD",
+    "come back after signoff: reminders and forfeits start again, with full time",
+    secret_words=(2,),
+    min_words=3,
+    max_words=3,
+)
+def signon(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
+    was_away = user.away_since is not None
+    user.away_since = None
+    if was_away:
+        # The idle clock starts again: time away never counts towards a forfeit.
+        mine = select(Seat.game_id).where(Seat.user_id == user.id)
+        ctx.session.execute(
+            update(GameRow)
+            .where(GameRow.id.in_(mine), GameRow.status == "active")
+            .values(updated_at=ctx.now(), reminded_at=None)
+            .execution_options(synchronize_session=False)
+        )
+    return Section(
+        "signed_on",
+        {"userid": user.display_id, "was_away": was_away},
+        summary=f"signon {user.userid}",
+    )
+
+
+#: Most other addresses one user may add.
+MAX_ADDRESSES = 5
+
+
+@command(
+    "add",
+    "add USERID PASSWORD ADDRESS",
+    "another address you write from (mail still goes to your registered one)",
+    secret_words=(2,),
+    min_words=4,
+    max_words=4,
+)
+def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
+    address = line.words[3].strip("<>")
+    if not ADDRESS_PATTERN.match(address):
+        raise CommandError(f'"{line.words[3]}" is not a mail address like name@example.org')
+    key = address.lower()
+    owner = ctx.session.scalar(
+        select(User.id).where(func.lower(User.email) == key, User.id != user.id).limit(1)
+    )
+    taken = ctx.session.get(UserAddress, key)
+    if owner is not None or (taken is not None and taken.user_id != user.id):
+        raise CommandError(f"{address} belongs to another user", syntax_was_right=True)
+    extra = list(ctx.session.scalars(select(UserAddress).where(UserAddress.user_id == user.id)))
+    if taken is None and key != user.email.lower():
+        if len(extra) >= MAX_ADDRESSES:
+            raise CommandError(f"a user may add at most {MAX_ADDRESSES} addresses")
+        ctx.session.add(UserAddress(address=key, user_id=user.id))
+        extra.append(UserAddress(address=key, user_id=user.id))
+    data = {
+        "userid": user.display_id,
+        "email": user.email,
+        "addresses": sorted(a.address for a in extra),
+    }
+    return Section("address_added", data, summary=f"add address {user.userid}")

@@ -67,5 +67,5 @@ def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
                 + ", ".join(s.user.display_id for s in row.seats if s.seat in waiting),
             }
         )
-    context = {"userid": user.display_id, "boards": boards}
+    context = {"userid": user.display_id, "boards": boards, "away": user.away_since is not None}
     return Section("status", context, summary=f"status {user.userid}")

@@ -5,7 +5,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from pbmserv.core.commands.registry import GAME_COMMANDS, TOP_LEVEL, all_commands, command
+from pbmserv.core.commands.registry import (
+    GAME_COMMANDS,
+    TOP_LEVEL,
+    CommandSpec,
+    all_commands,
+    command,
+)
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
@@ -24,6 +30,24 @@ def help_topics() -> list[str]:
 
 def _command_rows() -> list[dict[str, str]]:
     return [{"syntax": spec.syntax, "summary": spec.summary} for spec in all_commands()]
+
+
+def _move_kind_help(word: str) -> CommandSpec | None:
+    """Help on a game's own kind of move (``reveal`` of hmdg), written for each game that has
+    it."""
+    found = [(g, k) for g in all_games() for k in g.SPEC.move_kinds if k.name == word]
+    if not found:
+        return None
+    lines = [f"{g.SPEC.name} {k.name} BOARD USERID PASSWORD {k.takes}".rstrip() for g, k in found]
+    games = ", ".join(g.SPEC.title for g, _ in found)
+    details = f'A move of {games}: see "help {found[0][0].SPEC.name}" for the rules.'
+    return CommandSpec(
+        name=word,
+        syntax="\n    ".join(lines),
+        summary=found[0][1].summary,
+        handler=help_command,
+        details=details,
+    )
 
 
 @command(
@@ -51,7 +75,7 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) 
             "page": game.SPEC.name if game.SPEC.name in help_topics() else None,
         }
         return Section("help_game", context, summary=f"help {topic}")
-    spec = TOP_LEVEL.get(topic) or GAME_COMMANDS.get(topic)
+    spec = TOP_LEVEL.get(topic) or GAME_COMMANDS.get(topic) or _move_kind_help(topic)
     if spec is not None:
         context = {**common, "spec": spec}
         return Section("help_command", context, summary=f"help {topic}")

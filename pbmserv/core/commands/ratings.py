@@ -34,12 +34,6 @@ def _entry(rating: Rating) -> dict[str, object]:
     }
 
 
-def _game_table(ctx: CommandContext, game: AnyGame) -> Section:
-    rows = [_entry(r) for r in ratings.table(ctx, game.SPEC.name)]
-    data = {"game": game.SPEC.name, "title": game.SPEC.title, "rows": rows}
-    return Section("ratings_table", data, summary=f"{game.SPEC.name} ratings")
-
-
 @command(
     "ratings",
     "GAME ratings",
@@ -48,11 +42,6 @@ def _game_table(ctx: CommandContext, game: AnyGame) -> Section:
     max_words=2,
     details=_DETAILS,
 )
-def game_ratings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) -> Section:
-    assert game is not None
-    return _game_table(ctx, game)
-
-
 @command(
     "standings",
     "GAME standings",
@@ -61,9 +50,11 @@ def game_ratings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) 
     max_words=2,
     details=_DETAILS,
 )
-def game_standings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) -> Section:
+def game_ratings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    return _game_table(ctx, game)
+    rows = [_entry(r) for r in ratings.table(ctx, game.SPEC.name)]
+    data = {"game": game.SPEC.name, "title": game.SPEC.title, "rows": rows}
+    return Section("ratings_table", data, summary=f"{game.SPEC.name} ratings")
 
 
 @command(

@@ -12,6 +12,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 from pbmserv.cli import tables
@@ -132,9 +133,7 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     p.add_argument("--subject", required=True, help="the mail's subject (one line)")
     text = p.add_mutually_exclusive_group(required=True)
     text.add_argument("--text", help="the message")
-    text.add_argument(
-        "--file", type=argparse.FileType("r"), help="the message, from a file (- for stdin)"
-    )
+    text.add_argument("--file", help="the message, from a file (- for stdin)")
     p.add_argument("--playing", action="store_true", help="only users with a board in play")
     add_tournament_parser(groups, action)
 
@@ -246,8 +245,17 @@ def _outbox_purge(args: argparse.Namespace, ctx: CommandContext) -> None:
     )
 
 
+def _read_text(name: str) -> str:
+    if name == "-":
+        return sys.stdin.read()
+    try:
+        return Path(name).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise CommandError(f"cannot read {name}: {error}") from None
+
+
 def _broadcast(args: argparse.Namespace, ctx: CommandContext) -> None:
-    text = args.text if args.text is not None else args.file.read()
+    text = args.text if args.text is not None else _read_text(args.file)
     done = ops.broadcast(ctx, args.subject, text, playing_only=args.playing)
     tables.print_message(done, args.json)
 

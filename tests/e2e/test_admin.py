@@ -273,3 +273,9 @@ def test_broadcast_mails_every_enabled_user_with_the_subject_made_safe(
     shell.run("broadcast", "--subject", "Players", "--text", "hi", "--playing")
     assert sorted(m["To"] for m in shell.new_mail()) == ["alice@example.org", "bob@example.org"]
     assert "subject must be" in shell.run("broadcast", "--subject", " ", "--text", "x", ok=False)
+    news = shell.spool.parent / "news.txt"
+    news.write_text("The spring tournament opens on Monday.\n")
+    shell.run("broadcast", "--subject", "News", "--file", str(news))
+    assert "spring tournament" in shell.new_mail()[0].get_content()
+    missing = shell.run("broadcast", "--subject", "x", "--file", str(news) + ".gone", ok=False)
+    assert "cannot read" in missing

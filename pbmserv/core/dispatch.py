@@ -27,6 +27,18 @@ def is_command(text: str) -> bool:
     return first in TOP_LEVEL or find_game(first) is not None
 
 
+def looks_like_command(text: str) -> bool:
+    """A command, or a line meant as one with its first word mistyped ("chamelon move ..."):
+    such a line in a mail is answered with an error, never left out as a greeting would be."""
+    if is_command(text):
+        return True
+    first = text.split(maxsplit=1)[0].lower().strip(".,:;!?") if text.strip() else ""
+    if len(first) < 4:
+        return False
+    known = [*TOP_LEVEL, *(g.SPEC.name for g in all_games())]
+    return bool(difflib.get_close_matches(first, known, n=1, cutoff=0.8))
+
+
 def _error(command: str, error: CommandError, syntax: str | None) -> Section:
     return Section(
         command=command,

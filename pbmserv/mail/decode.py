@@ -128,10 +128,13 @@ def command_lines(
 
     The command is the Subject. When the Subject is empty or a reply or forward (``Re:``,
     ``AW:``, ``Sv:``, ``Antw:``, ``Fwd:``, ``Fw:``, stacked or counted like ``Re[2]:``), the
-    commands are the body's lines: stripped, blank lines skipped, up to a signature separator
-    (``-- ``), a quoted line (``>``), an attribution introducing a quote (``... wrote:``), an
-    Outlook separator (``-----Original Message-----``, a rule of underscores, a ``From:`` /
+    commands are the body's command lines: stripped, blank lines skipped, quoted lines (``>``)
+    and the attribution introducing a quote (``... wrote:``) skipped wherever they stand (the
+    commands may come above, below or between quotes), up to a signature separator (``-- ``),
+    an Outlook separator (``-----Original Message-----``, a rule of underscores, a ``From:`` /
     ``Sent:`` block), a forwarded-message marker or a mobile signature (``Sent from my ...``).
+    Lines that are no command (greetings, sign-offs) are left out when any line is a command;
+    with none, they are the lines returned, so that the answer can say what it saw.
 
     A Subject that ``is_command`` rejects gives way to the body when the body has a line that
     ``is_command`` accepts (someone wrote "hello" in the Subject and the commands below);
@@ -838,9 +841,10 @@ def _next_text(lines: list[str], start: int) -> str | None:
 
 
 def _ends_commands(lines: list[str], index: int) -> bool:
-    """Whether the body's commands end before ``lines[index]`` (lines are stripped)."""
+    """Whether nothing from ``lines[index]`` on is the sender's own writing: a signature, or
+    an original or forwarded message below its separator (lines are stripped)."""
     line = lines[index]
-    if line.startswith(">") or _UNDERSCORE_RULE.fullmatch(line):
+    if _UNDERSCORE_RULE.fullmatch(line):
         return True
     # "-- " (stripped to "--"), rules of dashes, "-----Original Message-----",
     # "---------- Forwarded message ---------", "-----BEGIN PGP SIGNATURE-----"
@@ -849,17 +853,29 @@ def _ends_commands(lines: list[str], index: int) -> bool:
     if _MOBILE_SIGNATURE.fullmatch(line) or line.lower() == "begin forwarded message:":
         return True
     after = _next_text(lines, index + 1)
-    if _is_attribution(line) and (after is None or after.startswith(">")):
-        return True
     return bool(_OUTLOOK_FROM.match(line) and after and _OUTLOOK_SENT.match(after))
 
 
+def _is_quoted(lines: list[str], index: int) -> bool:
+    """A quoted line, or the attribution that introduces a quote: someone else's words, which
+    the sender may write above, below or between (top, bottom and inline posting)."""
+    line = lines[index]
+    if line.startswith(">"):
+        return True
+    after = _next_text(lines, index + 1)
+    return _is_attribution(line) and (after is None or after.startswith(">"))
+
+
 def _body_lines(text: str, is_command: Callable[[str], bool], max_lines: int) -> list[str]:
+    """The sender's command lines: every line of their own that is a command. Their other
+    lines (a greeting, a sign-off) count only when there is no command at all, so that the
+    answer can say what it saw."""
     lines = [_INVISIBLE.sub("", line).strip() for line in text.splitlines()]
-    found: list[tuple[int, str]] = []  # (line index, command)
+    commands: list[str] = []
+    others: list[str] = []
     in_pgp = armor_headers = False
     for index, line in enumerate(lines):
-        if len(found) >= max_lines:
+        if len(commands) >= max_lines:
             break
         if not line:
             armor_headers = False
@@ -872,21 +888,14 @@ def _body_lines(text: str, is_command: Callable[[str], bool], max_lines: int) ->
         if in_pgp and line.startswith("- "):
             line = line[2:]  # PGP dash-escaping
         if _ends_commands(lines, index):
-            if _is_attribution(line):
-                _drop_wrapped_attribution(found, index, is_command)
             break
-        found.append((index, line))
-    return [line for _index, line in found]
-
-
-def _drop_wrapped_attribution(
-    found: list[tuple[int, str]], index: int, is_command: Callable[[str], bool]
-) -> None:
-    """Mailers wrap a long "On <date>, <name> <address> wrote:" line; its first half was taken
-    for a command. Drop the non-command lines directly above the attribution."""
-    while found and found[-1][0] == index - 1 and not is_command(found[-1][1]):
-        found.pop()
-        index -= 1
+        if _is_quoted(lines, index):
+            continue
+        if is_command(line):
+            commands.append(line)
+        elif len(others) < max_lines:
+            others.append(line)
+    return commands or others
 
 
 # --- content hash ------------------------------------------------------------------------

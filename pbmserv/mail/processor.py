@@ -26,7 +26,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
-from pbmserv.core.dispatch import dispatch_line, is_command, login_pairs, quote
+from pbmserv.core.dispatch import (
+    dispatch_line,
+    is_command,
+    login_pairs,
+    looks_like_command,
+    quote,
+)
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.parser import printable
 from pbmserv.core.password_checks import (
@@ -177,7 +183,7 @@ def prepare(settings: Settings, item: Pending) -> Prepared:
     if mail.auto_reason:
         return Prepared(mail, [])
     lines = command_lines(
-        mail.subject, mail.text, is_command, max_lines=settings.max_commands_per_message
+        mail.subject, mail.text, looks_like_command, max_lines=settings.max_commands_per_message
     )
     return Prepared(mail, lines)
 

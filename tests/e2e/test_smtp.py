@@ -99,9 +99,13 @@ def test_body_commands_in_a_reply_get_one_combined_answer(server, engine, sink: 
     text = reply.body
     assert "> signup alice ******** Alice" in text
     assert "> help commands" in text and "GAME move BOARD USERID PASSWORD MOVE" in text
-    assert "> ******** ..." in text
-    assert "the first word (a command or a game) is not one we know" in text
+    # A line that is no command is left out silently when there are commands.
+    assert "bogus" not in text and "is not one we know" not in text
     assert "garden" not in text
+    # With no command at all, the answer says what it saw (masked: it may hold a password).
+    _, out = send(server, engine, sink, ALICE, "Re: chameleon board 3", "bogus command\n")
+    assert "> ******** ..." in out[0].body
+    assert "the first word (a command or a game) is not one we know" in out[0].body
 
 
 def test_quoted_text_and_html_only_mail(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]

@@ -742,9 +742,73 @@ def test_signature_separator_ends_commands(separator: str) -> None:
     assert cmds("", f"help\n{separator}\nAlice\ngames\n") == ["help"]
 
 
-def test_quoted_line_ends_commands() -> None:
-    assert cmds("", "help\n> owlman move 17 bob pw a8-b7\ngames\n") == ["help"]
-    assert cmds("", "help\n   >quoted\ngames\n") == ["help"]
+def test_quoted_lines_are_skipped_and_commands_below_them_count() -> None:
+    assert cmds("", "help\n> owlman move 17 bob pw a8-b7\ngames\n") == ["help", "games"]
+    assert cmds("", "help\n   >quoted\ngames\n") == ["help", "games"]
+
+
+BOARD_MAIL_QUOTED = (
+    "> owlman board 17: your move\n>\n> It is your move. Reply with:\n"
+    ">     owlman move 17 alice PASSWORD MOVE\n> --\n> pbmserv at pbmserv@localhost\n"
+)
+MOVE = "owlman move 17 alice secret d3-c4"
+
+
+@pytest.mark.parametrize(
+    ("client", "body"),
+    [
+        # Gmail and Outlook.com, top-posting: the move, a sign-off, then the quote.
+        (
+            "gmail top",
+            f"{MOVE}\n\nThanks,\nAlice\n\nOn Mon, 1 Jan 2024 at 10:00, pbmserv "
+            f"<pbmserv@localhost> wrote:\n\n{BOARD_MAIL_QUOTED}",
+        ),
+        # mutt and Thunderbird, bottom-posting: the quote first, then the move and a sign-off.
+        (
+            "mutt bottom",
+            f"On Mon, Jan 01, 2024 at 10:00:00AM +0000, pbmserv wrote:\n"
+            f"{BOARD_MAIL_QUOTED}\n{MOVE}\n\nCheers,\nAlice\n",
+        ),
+        (
+            "thunderbird bottom",
+            f"On 1/1/24 10:00, pbmserv wrote:\n{BOARD_MAIL_QUOTED}\n"
+            f"{MOVE}\n-- \nAlice Liddell\nowlman move 99 x y z\n",
+        ),
+        # Apple Mail, inline: the move between two quoted parts.
+        (
+            "apple inline",
+            f"> On 1 Jan 2024, at 10:00, pbmserv <pbmserv@localhost> wrote:\n"
+            f">\n> owlman board 17: your move\n\n{MOVE}\n\n"
+            f"> --\n> pbmserv at pbmserv@localhost\n\nSent from my iPhone\n",
+        ),
+        # Outlook, top-posting: the original below its header block is not quoted with ">".
+        (
+            "outlook top",
+            f"Hi,\n{MOVE}\nRegards\n\nFrom: pbmserv <pbmserv@localhost>\n"
+            "Sent: Monday, January 1, 2024 10:00 AM\nTo: Alice\n"
+            "Subject: owlman board 17: your move\n\nIt is your move. Reply with:\n"
+            "    owlman move 17 alice PASSWORD MOVE\n",
+        ),
+        # German Gmail, a greeting above and a sign-off below.
+        (
+            "german",
+            f"Hallo,\n\n{MOVE}\n\nGrüße\nAlice\n\nAm Mo., 1. Jan. 2024 um 10:00 "
+            f"Uhr schrieb pbmserv <pbmserv@localhost>:\n{BOARD_MAIL_QUOTED}",
+        ),
+    ],
+)
+def test_replies_as_mail_programs_write_them_give_just_the_move(client: str, body: str) -> None:
+    assert cmds("Re: owlman board 17: your move", body) == [MOVE], client
+
+
+def test_with_no_command_the_lines_seen_are_given_for_the_answer() -> None:
+    body = "Hello,\ncan I play?\n\nOn Mon, pbmserv wrote:\n> help\n"
+    assert cmds("Re: help", body) == ["Hello,", "can I play?"]
+    assert cmds("", "\n".join(f"line {i}" for i in range(50)), max_lines=3) == [
+        "line 0",
+        "line 1",
+        "line 2",
+    ]
 
 
 @pytest.mark.parametrize(
@@ -806,10 +870,11 @@ def test_outlook_header_block_ends_commands() -> None:
 def test_pgp_signed_body() -> None:
     text = (
         "-----BEGIN PGP SIGNED MESSAGE-----\nHash: SHA256\n\n"
-        "owlman move 17 alice secret d3-c4\n- --not a separator\n"
+        "owlman move 17 alice secret d3-c4\n- --not a separator\nhelp\n"
         "-----BEGIN PGP SIGNATURE-----\n\niQEzBAEBCAAdFiEE\n-----END PGP SIGNATURE-----\n"
     )
-    assert cmds("", text) == ["owlman move 17 alice secret d3-c4", "--not a separator"]
+    # The dash-escaped line is no separator: the command after it counts.
+    assert cmds("", text) == ["owlman move 17 alice secret d3-c4", "help"]
 
 
 def test_max_lines() -> None:
@@ -820,7 +885,8 @@ def test_max_lines() -> None:
 
 
 def test_non_command_subject_gives_way_to_commands_in_body() -> None:
-    assert cmds("hello", "Hi server,\nhelp\ngames\n") == ["Hi server,", "help", "games"]
+    # The greeting is no command: with commands in the body it is left out.
+    assert cmds("hello", "Hi server,\nhelp\ngames\n") == ["help", "games"]
 
 
 def test_non_command_subject_without_body_commands_is_returned() -> None:
@@ -991,3 +1057,14 @@ def test_command_lines_properties(subject: str, text: str, max_lines: int) -> No
     assert all(line and line == line.strip() for line in lines)
     if lines != [" ".join(subject.split())]:  # body lines: never a quoted one
         assert not any(line.startswith(">") for line in lines)
+
+
+def test_a_mistyped_command_beside_good_ones_is_kept_for_its_error_reply() -> None:
+    from pbmserv.core.dispatch import looks_like_command
+
+    body = "Hi!\nchamelon move 1 alice pw d4x\nstatus alice\nCheers,\nAlice\n"
+    assert command_lines("Re: x", body, looks_like_command) == [
+        "chamelon move 1 alice pw d4x",
+        "status alice",
+    ]
+    assert not any(looks_like_command(word) for word in ("Hello,", "Thanks", "Regards", "Best"))

@@ -231,10 +231,12 @@ def _handle(
         clock=lambda: now,
         password_checks=checks,
     )
-    if lines:
+    if any(looks_like_command(line) for line in lines):
         sections = [dispatch_line(ctx, line) for line in lines]
     else:
-        sections = [Section("no_command", {}, ok=False, summary="no command")]
+        # Said as a count: a line that is no command may hold a password, never quoted back.
+        seen = {"lines": len(lines), "from_subject": lines == [" ".join(mail.subject.split())]}
+        sections = [Section("no_command", seen, ok=False, summary="no command")]
     reply = outbox_row(
         settings,
         to=mail.sender,

@@ -102,10 +102,12 @@ def test_body_commands_in_a_reply_get_one_combined_answer(server, engine, sink: 
     # A line that is no command is left out silently when there are commands.
     assert "bogus" not in text and "is not one we know" not in text
     assert "garden" not in text
-    # With no command at all, the answer says what it saw (masked: it may hold a password).
-    _, out = send(server, engine, sink, ALICE, "Re: chameleon board 3", "bogus command\n")
-    assert "> ******** ..." in out[0].body
-    assert "the first word (a command or a game) is not one we know" in out[0].body
+    # With no command at all, the answer says what it saw, without quoting it (a line that
+    # is no command may hold a password).
+    body = "bogus Zq8secret\nCheers\n> help\n"
+    _, out = send(server, engine, sink, ALICE, "Re: chameleon board 3", body)
+    assert "I read 2 lines of your own text, and none starts with a command" in out[0].body
+    assert "Zq8secret" not in out[0].body
 
 
 def test_quoted_text_and_html_only_mail(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]

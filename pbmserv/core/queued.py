@@ -103,8 +103,8 @@ def answer(
 ) -> tuple[int, Played] | None:
     """If another player queued an answer to the move just played, play it for them: the
     seat and the move; the rest of that queue then waits at the new ply."""
-    if board.finished:
-        return None
+    if board.finished or refusal(board) is not None:
+        return None  # (no query on the move's hot path where no queue can exist)
     for seat_row in board.row.seats:
         seat = seat_row.seat
         if seat == mover:

@@ -25,6 +25,14 @@ MIN_PASSWORD = 4
 RESERVED = {"admin", "all", "signon"}
 
 
+def _address(word: str) -> str:
+    """A mail address as written in a command (angle brackets allowed), checked."""
+    address = word.strip("<>")
+    if not ADDRESS_PATTERN.match(address):
+        raise CommandError(f'"{word}" is not a mail address like name@example.org')
+    return address
+
+
 def check_password_rules(password: str) -> None:
     if len(password) < MIN_PASSWORD or len(password) > 128:
         raise CommandError(f"a password must have {MIN_PASSWORD} to 128 characters (no spaces)")
@@ -102,9 +110,7 @@ def password(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> S
 )
 def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
-    new_address = line.words[3].strip("<>")
-    if not ADDRESS_PATTERN.match(new_address):
-        raise CommandError(f'"{line.words[3]}" is not a mail address like name@example.org')
+    new_address = _address(line.words[3])
     old_address = user.email
     user.email = new_address
     context = {"userid": user.display_id, "old": old_address, "new": new_address}
@@ -263,9 +269,7 @@ MAX_ADDRESSES = 5
 )
 def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
-    address = line.words[3].strip("<>")
-    if not ADDRESS_PATTERN.match(address):
-        raise CommandError(f'"{line.words[3]}" is not a mail address like name@example.org')
+    address = _address(line.words[3])
     key = address.lower()
     owner = ctx.session.scalar(
         select(User.id).where(func.lower(User.email) == key, User.id != user.id).limit(1)

@@ -62,6 +62,9 @@ class Settings:
     # Idle boards: a reminder after this many days without a move, a forfeit after that many.
     remind_after_days: float = 7.0
     forfeit_after_days: float = 28.0
+    # A board is forfeited only after a reminder sent at least this many days before (after
+    # downtime too: an overdue board gets its reminder first, and this notice).
+    forfeit_notice_days: float = 2.0
     # How often `serve` runs the maintenance (reminders, forfeits); 0 turns it off.
     maintenance_interval_seconds: float = 3600.0
     # `serve` deletes sent mail queued more than this many days ago, once an hour; 0 keeps it.
@@ -123,6 +126,7 @@ ENV_NAMES = {
     "failed_login_window_minutes": "PBMSERV_FAILED_LOGIN_WINDOW_MINUTES",
     "remind_after_days": "PBMSERV_REMIND_AFTER_DAYS",
     "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
+    "forfeit_notice_days": "PBMSERV_FORFEIT_NOTICE_DAYS",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
@@ -212,6 +216,8 @@ def load_settings(
     settings = replace(Settings(), **values)
     if settings.forfeit_after_days <= settings.remind_after_days:
         raise ConfigError("forfeit_after_days must exceed remind_after_days")
+    if settings.forfeit_notice_days < 0:
+        raise ConfigError("forfeit_notice_days must be 0 or more")
     if settings.sent_retention_days < 0:
         raise ConfigError("sent_retention_days must be 0 (keep sent mail) or more")
     if not 1 <= settings.delivery_connections <= 64:

@@ -1,5 +1,8 @@
 """Maintenance of idle boards: a reminder after one limit, a forfeit after a second.
 
+A board is never forfeited without a reminder of its idle spell sent at least
+``forfeit_notice_days`` before: after downtime an overdue board is reminded first.
+
 The limits come from the settings (per game where the config file sets them). Run by
 `pbmserv admin maintain` and periodically by `serve`; several servers may run it at once on
 PostgreSQL: each board is locked by the one that handles it.
@@ -37,14 +40,20 @@ class MaintenanceReport:
 
 
 def due_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
-    """SQL: the active board is due for a forfeit, or for a reminder it has not had since its
-    last move, under its game's limits (one clause per configured game, one for the rest)."""
+    """SQL: the active board is due for a reminder it has not had since its last move, or for
+    a forfeit after such a reminder and its notice, under its game's limits (one clause per
+    configured game, one for the rest)."""
+    noticed_before = now - timedelta(days=settings.forfeit_notice_days)
 
     def due(limits: IdleLimits) -> ColumnElement[bool]:
         forfeit_before = now - timedelta(days=limits.forfeit_after_days)
         remind_before = now - timedelta(days=limits.remind_after_days)
         return or_(
-            GameRow.updated_at <= forfeit_before,
+            and_(
+                GameRow.updated_at <= forfeit_before,
+                GameRow.reminded_at >= GameRow.updated_at,
+                GameRow.reminded_at <= noticed_before,
+            ),
             and_(
                 GameRow.updated_at <= remind_before,
                 or_(GameRow.reminded_at.is_(None), GameRow.reminded_at < GameRow.updated_at),
@@ -100,18 +109,21 @@ def run_maintenance(
         if game is None:
             continue
         limits = settings.idle_limits(row.game)
-        idle_days = (now - _aware(row.updated_at, now)).total_seconds() / 86400
-        if idle_days >= limits.forfeit_after_days:
+        moved = _aware(row.updated_at, now)
+        idle_days = (now - moved).total_seconds() / 86400
+        reminded = None if row.reminded_at is None else _aware(row.reminded_at, now)
+        notice = timedelta(days=settings.forfeit_notice_days)
+        if reminded is None or reminded < moved:
+            if idle_days >= limits.remind_after_days:
+                board = Board(row=row, game=game, state=game.load(row.state))
+                days_left = max(limits.forfeit_after_days - idle_days, settings.forfeit_notice_days)
+                _remind(ctx, board, int(idle_days), days_left)
+                row.reminded_at = now
+                report.reminded.append(row.id)
+        elif idle_days >= limits.forfeit_after_days and now - reminded >= notice:
             board = Board(row=row, game=game, state=game.load(row.state))
             _forfeit(ctx, board, limits.forfeit_after_days)
             report.forfeited.append(row.id)
-        elif idle_days >= limits.remind_after_days and (
-            row.reminded_at is None or _aware(row.reminded_at, now) < _aware(row.updated_at, now)
-        ):
-            board = Board(row=row, game=game, state=game.load(row.state))
-            _remind(ctx, board, int(idle_days), limits.forfeit_after_days - idle_days)
-            row.reminded_at = now
-            report.reminded.append(row.id)
     return report
 
 

@@ -167,3 +167,32 @@ def test_maint_chunk_boundary_exactly_full(boards: Client) -> None:
     """Six due boards in chunks of three: a third, empty chunk ends the pass."""
     report = maintain(boards.factory, Settings(), clock=lambda: at(8), chunk=3)
     assert report.reminded == [1, 2, 3, 4, 5, 6] and report.examined == 6
+
+
+def test_maint_never_forfeits_without_a_reminder_first(boards: Client) -> None:
+    """After downtime (no maintenance for 40 days), an overdue board is reminded first and
+    forfeited only once the notice has passed since that reminder."""
+    settings = replace(Settings(), forfeit_notice_days=3.0)
+    first = maintain(boards.factory, settings, clock=lambda: at(40))
+    assert first.forfeited == [] and first.reminded == [1, 2, 3, 4, 5, 6]
+    reminder = boards.query(select(OutboxMessage.raw).where(OutboxMessage.kind == "notice"))[0][0]
+    assert b"within 3 more days" in reminder
+    assert maintain(boards.factory, settings, clock=lambda: at(42.9)).examined == 0
+    assert maintain(boards.factory, settings, clock=lambda: at(43)).forfeited == [1, 2, 3, 4, 5, 6]
+
+
+def test_maint_forfeit_waits_for_the_notice_after_a_late_reminder(boards: Client) -> None:
+    settings = replace(Settings(), forfeit_notice_days=2.0)
+    set_times(boards, [1], updated=START, reminded=at(27.5))  # reminded late, near the limit
+    assert 1 not in due_ids(boards, settings, at(28))
+    assert 1 in due_ids(boards, settings, at(29.5))
+    report = maintain(boards.factory, settings, clock=lambda: at(29.5))
+    assert 1 in report.forfeited
+
+
+def test_forfeit_notice_setting_is_read_and_checked() -> None:
+    from pbmserv.config import ConfigError, load_settings
+
+    assert load_settings(environ={"PBMSERV_FORFEIT_NOTICE_DAYS": "4"}).forfeit_notice_days == 4
+    with pytest.raises(ConfigError):
+        load_settings(environ={"PBMSERV_FORFEIT_NOTICE_DAYS": "-1"})

@@ -101,6 +101,9 @@ def test_a_forfeit_by_maintenance_is_rated(players: Client) -> None:
     later = datetime.now(UTC) + timedelta(days=365)
     with transaction(players.factory) as session:
         ctx = CommandContext(session, players.settings, None, clock=lambda: later)
+        assert run_maintenance(ctx).reminded == [1]
+    with transaction(players.factory) as session:
+        ctx = CommandContext(session, players.settings, None, clock=lambda: later + timedelta(7))
         assert run_maintenance(ctx).forfeited == [1]
     assert table(players) == [("Bob", 1616, 1), ("alice", 1584, 1)]
 

@@ -232,7 +232,9 @@ def test_per_game_limits_from_the_config_file(shell: Shell, engine, tmp_path: Pa
         session.execute(update(GameRow).values(updated_at=start))
     later = (start + timedelta(days=3.5)).isoformat()
     out = shell.json("maintain", "--config", str(config), "--now", later)
-    assert out["forfeited"] == [1]
+    assert out["reminded"] == [1] and out["forfeited"] == []  # overdue: a reminder comes first
+    notice = (start + timedelta(days=5.5)).isoformat()  # the default two days' notice after it
+    assert shell.json("maintain", "--config", str(config), "--now", notice)["forfeited"] == [1]
 
 
 def test_config_show_masks_secrets_and_reports_errors(shell: Shell, tmp_path: Path) -> None:

@@ -354,12 +354,16 @@ def test_a_board_forfeited_by_maintenance_ends_its_match_and_the_round(desk: Des
     desk.begin("cup", "knockout", ["chameleon:size=3"], ["ann", "bob"])
     [(board, first, _)] = desk.active_boards()
     desk.new_mail()
-    later = utcnow() + timedelta(days=60)  # past every idle limit: the mover forfeits
+    # Past every idle limit: the mover is reminded, and forfeits once the notice has passed.
+    later = utcnow() + timedelta(days=60)
 
     def maintain(ctx: CommandContext) -> Any:
         ctx.clock = lambda: later
         return run_maintenance(ctx)
 
+    assert desk.operate(maintain).reminded == [board]
+    desk.new_mail()
+    later += timedelta(days=3)
     assert desk.operate(maintain).forfeited == [board]
     assert desk.status("cup") == ("finished", 1)
     subjects = [subject for _, subject, _ in desk.new_mail()]

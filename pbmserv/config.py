@@ -77,6 +77,10 @@ class Settings:
     workers: int = 1
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
+    # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted:
+    # a reply to a seat's reply address that one of them checked must pass DKIM, SPF or DMARC
+    # for its From domain. Empty: the From address alone is checked.
+    trusted_authserv_ids: str = ""
     # Per-game idle limits that replace the two above: game name -> limits.
     game_limits: Mapping[str, IdleLimits] = field(default_factory=dict)
 
@@ -127,6 +131,7 @@ ENV_NAMES = {
     "remind_after_days": "PBMSERV_REMIND_AFTER_DAYS",
     "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
     "forfeit_notice_days": "PBMSERV_FORFEIT_NOTICE_DAYS",
+    "trusted_authserv_ids": "PBMSERV_TRUSTED_AUTHSERV_IDS",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",

@@ -13,8 +13,8 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
+from pbmserv.core import board_mail, ratings
 from pbmserv.core import game_service as service
-from pbmserv.core import ratings
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -123,6 +123,7 @@ def reset_password(ctx: CommandContext, userid: str) -> str:
     user = _user(ctx, userid)
     password = secrets.token_urlsafe(9)
     user.password_hash = hash_password(password)
+    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
     ctx.notify(
         Notification(
             to=user.email,
@@ -140,6 +141,7 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
         raise CommandError(f'"{address}" is not a mail address like name@example.org')
     old = user.email
     user.email = address
+    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
     context = {"userid": user.display_id, "old": old, "new": address}
     for to in dict.fromkeys([old, address]):
         ctx.notify(

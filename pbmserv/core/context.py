@@ -45,6 +45,9 @@ class CommandContext:
     #: Boards the command ended, for whoever runs commands to hand to their tournaments
     #: (core.tournaments.service.settle_finished): the game service knows no tournament.
     finished_boards: list[GameRow] = field(default_factory=list)
+    #: The user a reply to their seat's reply address was checked for (see core.replies):
+    #: set only while a command built from that reply runs.
+    reply_login: str | None = None
 
     def now(self) -> datetime:
         return self.clock()

@@ -14,7 +14,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import joinedload
 
-from pbmserv.core import ratings
+from pbmserv.core import board_mail, ratings
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
@@ -440,26 +440,35 @@ def notify_board(
     seats that may know more (the mover of a hidden move).
     """
     private_events = private_events or {}
-    for seat_row in board.row.seats:
-        seen = private_events.get(seat_row.seat, event)
-        _send_board(ctx, board, seat_row.seat, seat_row.user, seen)
+    recipients: list[tuple[User, int | None]] = [
+        (s.user, s.seat) for s in board.row.seats if not s.user.disabled
+    ]
     player_ids = {s.user_id for s in board.row.seats}
-    for user in observers(ctx, board):
-        if user.id not in player_ids:
-            _send_board(ctx, board, None, user, event)
-
-
-def _send_board(
-    ctx: CommandContext, board: Board, seat: int | None, user: User, event: str
-) -> None:
-    if user.disabled:
-        return
-    view = board_view(board, seat, user)
-    ctx.notify(
-        Notification(
-            to=user.email,
-            channel="board",
-            kind="board",
-            data={"view": view, "event": event},
+    recipients += [(u, None) for u in observers(ctx, board) if u.id not in player_ids]
+    threads = board_mail.threads(ctx, board.row, recipients)
+    for user, seat in recipients:
+        seen = event if seat is None else private_events.get(seat, event)
+        ctx.notify(
+            Notification(
+                to=user.email,
+                channel="board",
+                kind="board",
+                data={
+                    "view": board_view(board, seat, user),
+                    "event": seen,
+                    "reply_by_mail": threads[user.id].reply_tag is not None,
+                },
+                thread=threads[user.id],
+            )
         )
-    )
+
+
+def board_notice(
+    ctx: CommandContext, board: Board, user: User, kind: str, data: dict[str, Any]
+) -> None:
+    """A notice about ``board`` to ``user`` (a reminder, a chat line, a proposal), in the
+    user's thread of the board."""
+    seat = next((s.seat for s in board.row.seats if s.user_id == user.id), None)
+    thread = board_mail.thread(ctx, board.row, user, seat)
+    data = {**data, "reply_by_mail": thread.reply_tag is not None}
+    ctx.notify(Notification(to=user.email, channel="notice", kind=kind, data=data, thread=thread))

@@ -19,6 +19,9 @@ from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import AuthFailure, User
 
 ALERT_EVERY = timedelta(days=1)
+#: Stands where the password goes in a command built from a reply to a seat's reply address
+#: (see core.replies); it counts only while the context vouches for that very user.
+REPLY_PASSWORD = "(reply)"
 
 
 def _window(ctx: CommandContext) -> timedelta:
@@ -41,6 +44,10 @@ def authenticate(
     ``among``: users already loaded (a board's players), looked up before the database."""
     wanted = userid.lower()
     user = next((u for u in among if u.userid == wanted), None) or ctx.find_user(userid)
+    if user is not None and password == REPLY_PASSWORD and ctx.reply_login == user.userid:
+        if user.disabled:
+            raise disabled_error(user)
+        return user
     check_allowed(ctx, userid, user)
     if user is None:
         burn_verification_time(password)

@@ -23,7 +23,6 @@ from pbmserv.config import IdleLimits, Settings
 from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
-from pbmserv.core.results import Notification
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import find_game
@@ -155,15 +154,5 @@ def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float)
         if seat.user.disabled:
             continue
         view = service.board_view(board, seat.seat, seat.user)
-        ctx.notify(
-            Notification(
-                to=seat.user.email,
-                channel="notice",
-                kind="reminder",
-                data={
-                    "view": view,
-                    "idle_days": idle_days,
-                    "days_left": max(1, round(days_left)),
-                },
-            )
-        )
+        data = {"view": view, "idle_days": idle_days, "days_left": max(1, round(days_left))}
+        service.board_notice(ctx, board, seat.user, "reminder", data)

@@ -40,6 +40,7 @@ SECTION_KINDS = frozenset(
         "queued",
         "ratings_table",
         "record",
+        "reply_refused",
         "resigned",
         "shown",
         "signed_off",
@@ -110,6 +111,18 @@ class Section:
         }
 
 
+@dataclass(frozen=True)
+class MailThread:
+    """Where one board mail stands in its recipient's thread of the board (see
+    :mod:`pbmserv.core.board_mail`)."""
+
+    message_id: str
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    #: The seat's reply-address tag (``b17-s0-TOKEN``): secret, for this recipient only.
+    reply_tag: str | None
+
+
 @dataclass
 class Notification:
     """A message to someone because of a command (a board after a move, an address change):
@@ -120,6 +133,8 @@ class Notification:
     channel: str  # board | notice
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
+    #: A board's mail: its place in the recipient's thread of the board.
+    thread: MailThread | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in NOTICE_KINDS:

@@ -116,6 +116,23 @@ class Seat(Base):
     user: Mapped[User] = relationship(lazy="joined")
 
 
+class BoardMail(Base):
+    """One user's mail of one board: the Message-IDs that thread it, and for a player the
+    secret of the seat's reply address (``pbmserv+b17-s0-TOKEN@host``)."""
+
+    __tablename__ = "board_mail"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True, index=True)
+    #: The seat the user plays (None: an observer, who gets no reply address).
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    token: Mapped[str | None] = mapped_column(String(32), nullable=True, unique=True)
+    first_message_id: Mapped[str | None] = mapped_column(String(250), nullable=True)
+    last_message_id: Mapped[str | None] = mapped_column(String(250), nullable=True)
+
+
 class MoveRow(Base):
     """One entry of a board's history: a move, or an event such as a resignation."""
 

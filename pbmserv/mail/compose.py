@@ -16,6 +16,7 @@ from pbmserv.config import Settings
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
 from pbmserv.mail import headers
+from pbmserv.mail.decode import REPLY_PREFIX
 from pbmserv.mail.wording import notice_template, section_template
 from pbmserv.resources import templates_dir
 
@@ -70,16 +71,23 @@ def build_message(
     auto_submitted: str,
     in_reply_to: str | None = None,
     references: Sequence[str] = (),
+    message_id: str | None = None,
+    reply_to: str | None = None,
 ) -> Composed:
     """The message as bytes; every header value goes through :mod:`pbmserv.mail.headers`.
-    ValueError if ``to`` is not an address we can write (see ``headers.safe_address``)."""
-    message_id = make_msgid(domain=_domain(settings.address))
+    ValueError if ``to`` is not an address we can write (see ``headers.safe_address``).
+    ``message_id``: one chosen ahead (a board's thread), else a new one; ``reply_to``: the
+    address replies should go to (a seat's reply address)."""
+    if message_id is None or not headers.safe_message_id(message_id):
+        message_id = make_msgid(domain=_domain(settings.address))
     threading: list[str | None] = []
     if in_reply_to and headers.safe_message_id(in_reply_to):
         threading = [
             headers.ids_field("In-Reply-To", [in_reply_to]),
             headers.ids_field("References", [*references, in_reply_to][-10:]),
         ]
+    if reply_to is not None and headers.safe_address(reply_to):
+        threading.append(headers.mailbox_field("Reply-To", reply_to, "pbmserv"))
     if not body.endswith("\n"):
         body += "\n"
     # Plain ASCII stays readable as it is; anything else is quoted-printable.
@@ -104,10 +112,18 @@ def build_message(
 
 
 def reply_subject(original: str) -> str:
+    """``Re: `` and the subject without the reply and forward prefixes it gathered on its way
+    (``Re: AW: Re[2]: x`` becomes ``Re: x``): one prefix, however long the exchange."""
     original = headers.safe_text(printable(original))
-    if not original:
-        return "Re: your message to pbmserv"
-    return original if original.lower().startswith("re:") else f"Re: {original}"
+    while (prefix := REPLY_PREFIX.match(original)) is not None:
+        original = original[prefix.end() :].lstrip()
+    return f"Re: {original}" if original else "Re: your message to pbmserv"
+
+
+def reply_address(server_address: str, tag: str) -> str:
+    """The server's address with ``tag`` after a ``+`` (plus addressing)."""
+    local, _at, domain = server_address.rpartition("@")
+    return f"{local}+{tag}@{domain}"
 
 
 def render_notification(notification: Notification, settings: Settings) -> str:

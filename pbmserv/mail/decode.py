@@ -23,7 +23,7 @@ import contextlib
 import hashlib
 import html
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from email.message import Message
 from email.parser import BytesParser
@@ -33,7 +33,14 @@ from typing import TypeVar
 
 from pbmserv.mail.rawheaders import HeaderScan, scan_headers
 
-__all__ = ["IncomingMail", "command_lines", "dedupe_key", "header_from_address", "parse_message"]
+__all__ = [
+    "IncomingMail",
+    "command_lines",
+    "dedupe_key",
+    "header_from_address",
+    "own_lines",
+    "parse_message",
+]
 
 
 @dataclass(frozen=True)
@@ -55,6 +62,11 @@ class IncomingMail:
     references: tuple[str, ...]
     #: Why this message must not be answered, or None when it may be.
     auto_reason: str | None
+    #: The addresses it was sent to (To, Cc, Delivered-To, X-Original-To), lower-cased:
+    #: where a reply address's tag is read.
+    recipients: tuple[str, ...] = ()
+    #: The Authentication-Results header values, as the receiving MTAs wrote them.
+    authentication_results: tuple[str, ...] = ()
 
 
 def parse_message(
@@ -144,7 +156,7 @@ def command_lines(
         return []
     subject = " ".join(subject.split())
     body = _body_lines(text, is_command, max_lines)
-    if not subject or _REPLY_PREFIX.match(subject):
+    if not subject or REPLY_PREFIX.match(subject):
         return body
     if not is_command(subject) and any(is_command(line) for line in body):
         return body
@@ -209,6 +221,10 @@ def _parse(raw: bytes, envelope_from: str | None, own_address: str | None) -> In
         auto_reason=_guard(
             lambda: _auto_reason(msg, sender, from_token, envelope_from, own_address),
             "unreadable headers",
+        ),
+        recipients=_guard(lambda: _recipients(msg), ()),
+        authentication_results=_guard(
+            lambda: tuple(_header_values(msg, "authentication-results")[:_MAX_AUTH_RESULTS]), ()
         ),
     )
 
@@ -456,6 +472,21 @@ def _first_usable(values: list[str]) -> tuple[str | None, str | None]:
         if address:
             return address, token or address
     return None, token
+
+
+_RECIPIENT_HEADERS = ("to", "cc", "delivered-to", "x-original-to")
+_MAX_RECIPIENTS = 50
+_MAX_AUTH_RESULTS = 10
+
+
+def _recipients(msg: Message) -> tuple[str, ...]:
+    values = [v for name in _RECIPIENT_HEADERS for v in _header_values(msg, name)]
+    found = []
+    for _name, candidate in getaddresses(values)[: _MAX_RECIPIENTS * 2]:
+        address = _usable_address(candidate)
+        if address:
+            found.append(address.lower())
+    return tuple(dict.fromkeys(found))[:_MAX_RECIPIENTS]
 
 
 def _local_part(address: str | None) -> str:
@@ -809,7 +840,7 @@ def _html_to_text(markup: str) -> str:
 
 # --- command lines -----------------------------------------------------------------------
 
-_REPLY_PREFIX = re.compile(
+REPLY_PREFIX = re.compile(
     r"(?:re|aw|sv|vs|antw|odp|fwd?|wg|tr|rv)\s*(?:\[\d+\]|\(\d+\))?\s*:", re.IGNORECASE
 )
 # "On <date>, <name> wrote:", "Am <date> schrieb <name>:", "Le <date>, <name> a écrit :" ...:
@@ -866,17 +897,22 @@ def _is_quoted(lines: list[str], index: int) -> bool:
     return _is_attribution(line) and (after is None or after.startswith(">"))
 
 
-def _body_lines(text: str, is_command: Callable[[str], bool], max_lines: int) -> list[str]:
-    """The sender's command lines: every line of their own that is a command. Their other
-    lines (a greeting, a sign-off) count only when there is no command at all, so that the
-    answer can say what it saw."""
+def own_lines(text: str, max_lines: int = 30) -> list[str]:
+    """The sender's own non-blank lines of a body, stripped, in order, at most ``max_lines``:
+    not quoted, not an attribution, nothing from a signature or forwarded original on (see
+    :func:`command_lines`)."""
+    found: list[str] = []
+    for line in _own_lines(text):
+        if len(found) >= max_lines:
+            break
+        found.append(line)
+    return found
+
+
+def _own_lines(text: str) -> Iterator[str]:
     lines = [_INVISIBLE.sub("", line).strip() for line in text.splitlines()]
-    commands: list[str] = []
-    others: list[str] = []
     in_pgp = armor_headers = False
     for index, line in enumerate(lines):
-        if len(commands) >= max_lines:
-            break
         if not line:
             armor_headers = False
             continue
@@ -888,9 +924,20 @@ def _body_lines(text: str, is_command: Callable[[str], bool], max_lines: int) ->
         if in_pgp and line.startswith("- "):
             line = line[2:]  # PGP dash-escaping
         if _ends_commands(lines, index):
+            return
+        if not _is_quoted(lines, index):
+            yield line
+
+
+def _body_lines(text: str, is_command: Callable[[str], bool], max_lines: int) -> list[str]:
+    """The sender's command lines: every line of their own that is a command. Their other
+    lines (a greeting, a sign-off) count only when there is no command at all, so that the
+    answer can say what it saw."""
+    commands: list[str] = []
+    others: list[str] = []
+    for line in _own_lines(text):
+        if len(commands) >= max_lines:
             break
-        if _is_quoted(lines, index):
-            continue
         if is_command(line):
             commands.append(line)
         elif len(others) < max_lines:

@@ -25,6 +25,8 @@ from sqlalchemy import Integer, bindparam, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.core import board_mail
+from pbmserv.core.board_mail import ReplyTag
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import (
     dispatch_line,
@@ -42,7 +44,8 @@ from pbmserv.core.password_checks import (
     stored_hashes,
 )
 from pbmserv.core.passwords import is_remembered
-from pbmserv.core.results import Notification, Section
+from pbmserv.core.replies import ReplyLine
+from pbmserv.core.results import MailThread, Notification, Section
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage, table_of
 from pbmserv.mail.compose import (
@@ -50,10 +53,18 @@ from pbmserv.mail.compose import (
     render,
     render_notification,
     render_reply_body,
+    reply_address,
     reply_subject,
 )
-from pbmserv.mail.decode import _REPLY_PREFIX, IncomingMail, command_lines, parse_message
+from pbmserv.mail.decode import (
+    REPLY_PREFIX,
+    IncomingMail,
+    command_lines,
+    own_lines,
+    parse_message,
+)
 from pbmserv.mail.headers import safe_address
+from pbmserv.mail.reply_address import reply_tags, seat_reply
 from pbmserv.mail.wording import notice_subject
 
 log = logging.getLogger("pbmserv.process")
@@ -77,9 +88,11 @@ def outbox_row(
     now: datetime,
     inbox_id: int | None,
     answering: IncomingMail | None = None,
+    thread: MailThread | None = None,
 ) -> dict[str, Any] | None:
     """The outbox row of one composed message; ``answering`` is the message it replies to
-    (threading headers, auto-replied). None, with one log line, when ``to`` is no address we
+    (threading headers, auto-replied), ``thread`` its place in a board's thread (threading
+    headers, the seat's reply address). None, with one log line, when ``to`` is no address we
     can safely write and send to."""
     if safe_address(to) is None:
         log.warning(
@@ -87,6 +100,20 @@ def outbox_row(
             extra={"fields": {"inbox": inbox_id, "kind": kind, "to": ascii(to)[:120]}},
         )
         return None
+    if thread is not None:
+        threading: dict[str, Any] = {
+            "message_id": thread.message_id,
+            "in_reply_to": thread.in_reply_to,
+            "references": thread.references[:-1],  # build_message adds in_reply_to last
+            "reply_to": reply_address(settings.address, thread.reply_tag)
+            if thread.reply_tag
+            else None,
+        }
+    else:
+        threading = {
+            "in_reply_to": answering.message_id if answering else None,
+            "references": answering.references if answering else (),
+        }
     message = build_message(
         settings=settings,
         to=to,
@@ -94,8 +121,7 @@ def outbox_row(
         body=body,
         now=now,
         auto_submitted="auto-replied" if answering else "auto-generated",
-        in_reply_to=answering.message_id if answering else None,
-        references=answering.references if answering else (),
+        **threading,
     )
     return {
         "inbox_id": inbox_id,
@@ -143,6 +169,7 @@ def notification_rows(
             body=render_notification(note, settings),
             now=now,
             inbox_id=inbox_id,
+            thread=note.thread,
         )
         if row is not None:
             rows.append(row)
@@ -171,21 +198,24 @@ class Pending:
 
 @dataclass(frozen=True)
 class Prepared:
-    """What is worked out of a message before its transaction: the decoded mail and its
-    command lines."""
+    """What is worked out of a message before its transaction: the decoded mail, its command
+    lines and, sent to a seat's reply address, that address's tags and the sender's own
+    lines (read as the seat's commands once the tag is checked)."""
 
     mail: IncomingMail
     lines: list[str]
+    tags: list[ReplyTag] = field(default_factory=list)
+    own: list[str] = field(default_factory=list)
 
 
 def prepare(settings: Settings, item: Pending) -> Prepared:
     mail = parse_message(item.raw, item.envelope_from, own_address=settings.address)
     if mail.auto_reason:
         return Prepared(mail, [])
-    lines = command_lines(
-        mail.subject, mail.text, looks_like_command, max_lines=settings.max_commands_per_message
-    )
-    return Prepared(mail, lines)
+    most = settings.max_commands_per_message
+    lines = command_lines(mail.subject, mail.text, looks_like_command, max_lines=most)
+    tags = reply_tags(mail, settings.address)
+    return Prepared(mail, lines, tags, own_lines(mail.text, most) if tags else [])
 
 
 @dataclass
@@ -231,8 +261,13 @@ def _handle(
         clock=lambda: now,
         password_checks=checks,
     )
-    if any(looks_like_command(line) for line in lines):
+    seat = seat_reply(ctx, mail, prepared.tags, prepared.own) if prepared.tags else None
+    if seat is not None and seat.lines:
+        sections = [_dispatch_reply(ctx, line, seat.userid) for line in seat.lines]
+    elif any(looks_like_command(line) for line in lines):
         sections = [dispatch_line(ctx, line) for line in lines]
+    elif seat is not None and seat.refusal is not None:
+        sections = [seat.refusal]
     else:
         # Said as a count: a line that is no command may hold a password, never quoted back.
         seen = {"lines": len(lines), "from_subject": lines == [" ".join(mail.subject.split())]}
@@ -264,13 +299,25 @@ def _handle(
     )
 
 
+def _dispatch_reply(ctx: CommandContext, line: ReplyLine, userid: str | None) -> Section:
+    """A command of a reply to a seat's address; one built from bare words runs as the
+    seat's user, who was checked instead of a password."""
+    if not line.built:
+        return dispatch_line(ctx, line.text)
+    ctx.reply_login = userid
+    try:
+        return dispatch_line(ctx, line.text)
+    finally:
+        ctx.reply_login = None
+
+
 def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
     """The Subject to answer under, with nothing in it that could be a secret: a command is
     quoted as dispatch quotes it; a reply's subject (most likely one of ours) stays; other
     text shows its first words only."""
     if lines == [subject] or is_command(subject):
         return quote(subject)
-    if _REPLY_PREFIX.match(subject):
+    if REPLY_PREFIX.match(subject):
         return subject
     words = subject.split()
     return " ".join(words[:2]) + (" ..." if len(words) > 2 else "")
@@ -501,7 +548,9 @@ def redacted(raw: bytes) -> bytes:
         if keep:
             kept.append(line)
     kept.append(b"X-Pbmserv-Redacted: subject and body removed once processed")
-    return b"\n".join(kept)[:8192] + b"\n\n"
+    # A reply address's token is a secret too (it stands for a password).
+    masked = board_mail.mask_tokens(b"\n".join(kept).decode("utf-8", "surrogateescape"))
+    return masked.encode("utf-8", "surrogateescape")[:8192] + b"\n\n"
 
 
 def _retry_delay(attempts: int) -> timedelta:

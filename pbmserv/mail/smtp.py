@@ -16,9 +16,25 @@ from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.core.board_mail import mask_tokens
 from pbmserv.mail.inbox import Stored, StoreFailed, store_messages
 
 log = logging.getLogger("pbmserv.smtp")
+
+
+class _MaskReplyTokens(logging.Filter):
+    """aiosmtpd logs every command line at INFO, RCPT TO and its reply address among them:
+    the address's token is a secret, masked before any handler sees it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        masked = mask_tokens(message)
+        if masked != message:
+            record.msg, record.args = masked, None
+        return True
+
+
+logging.getLogger("mail.log").addFilter(_MaskReplyTokens())
 
 TOO_MANY_CONNECTIONS = b"421 4.3.2 Too many connections, try again later\r\n"
 # After a failed accept (out of descriptors, most likely) the listener pauses this long: the

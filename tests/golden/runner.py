@@ -19,7 +19,7 @@ Step = tuple[str, str, str]
 
 def describe(message: Received) -> str:
     headers = message.message
-    kind = "reply" if headers["In-Reply-To"] else "board/notice"
+    kind = "reply" if headers["Auto-Submitted"] == "auto-replied" else "board/notice"
     body = "\n".join(line.rstrip() for line in message.body.rstrip().splitlines())
     return f"<<< to {message.to} ({kind})\nSubject: {message.subject}\n\n{body}\n"
 

@@ -99,7 +99,9 @@ def _brief(sender: str, subject: str, messages: list[Received]) -> str:
     """A step in short: the mails' recipients and Subjects, and who played what."""
     lines = [f"=== {sender}: {subject}"]
     lines += [f"<<< to {m.to}: {m.subject}" for m in messages]
-    events = {m.body.splitlines()[0] for m in messages if not m.message["In-Reply-To"]}
+    events = {
+        m.body.splitlines()[0] for m in messages if m.message["Auto-Submitted"] != "auto-replied"
+    }
     lines += [f"    {event}" for event in sorted(events)]
     return "\n".join(lines) + "\n"
 

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from sqlalchemy import delete as delete_rows
 from sqlalchemy import func, select, update
 
-from pbmserv.core import logins
+from pbmserv.core import board_mail, logins
 from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -93,6 +93,7 @@ def password(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> S
     new = line.words[3]
     check_password_rules(new)
     user.password_hash = hash_password(new)
+    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
     return Section(
         kind="password_changed",
         data={"userid": user.display_id},
@@ -113,6 +114,7 @@ def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
     new_address = _address(line.words[3])
     old_address = user.email
     user.email = new_address
+    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
     context = {"userid": user.display_id, "old": old_address, "new": new_address}
     told = {ctx.sender.lower()} if ctx.sender else set()
     for address in (old_address, new_address):
@@ -199,6 +201,7 @@ def delete(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
     user.email = ""
     user.full_name = ""
     user.password_hash = "!"  # matches no password: argon2 hashes start with "$"
+    board_mail.rotate_tokens(ctx.session, user)
     for watched in ctx.session.scalars(select(Observer).where(Observer.user_id == user.id)):
         ctx.session.delete(watched)
     ctx.session.execute(delete_rows(UserAddress).where(UserAddress.user_id == user.id))

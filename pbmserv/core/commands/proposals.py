@@ -9,7 +9,7 @@ from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
-from pbmserv.core.results import CommandError, Notification, Section
+from pbmserv.core.results import CommandError, Section
 from pbmserv.games.base import AnyGame
 
 _KIND_WORDS = {"draw": "draw", "undo": "undo", "takeback": "undo", "take-back": "undo"}
@@ -25,9 +25,7 @@ def _kind(word: str) -> str:
 def _tell_others(ctx: CommandContext, board: Board, seat: int, data: dict[str, object]) -> None:
     for seat_row in board.row.seats:
         if seat_row.seat != seat and not seat_row.user.disabled:
-            ctx.notify(
-                Notification(to=seat_row.user.email, channel="notice", kind="proposal", data=data)
-            )
+            service.board_notice(ctx, board, seat_row.user, "proposal", data)
 
 
 def _section(game: AnyGame, board: Board, action: str, kind: str, **more: object) -> Section:
@@ -136,7 +134,7 @@ def reject(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
             "kind": standing.kind,
             "by": board.seat_label(seat),
         }
-        ctx.notify(Notification(to=proposer.email, channel="notice", kind="proposal", data=data))
+        service.board_notice(ctx, board, proposer, "proposal", data)
     return _section(game, board, "rejected", standing.kind)
 
 

@@ -40,7 +40,7 @@ def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
         if reader.id in told or reader.disabled:
             continue
         told.add(reader.id)
-        ctx.notify(Notification(to=reader.email, channel="notice", kind="chat", data=data))
+        service.board_notice(ctx, board, reader, "chat", data)
     return Section(
         "chatted",
         {**data, "readers": len(told) - 1},

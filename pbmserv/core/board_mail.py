@@ -1,0 +1,128 @@
+"""Each user's mail of a board: one thread, and for a player a reply address of the seat.
+
+Every board mail to a user carries a Message-ID that the next one answers (In-Reply-To, and
+References back to the first), so mail programs keep a board in one thread. A player's board
+mail also names a reply address, ``pbmserv+b17-s0-TOKEN@host``: a reply to it from the
+player's own address is that seat's command on that board, with no password. The token is
+secret (80 random bits), one per seat and board, new whenever the user's password or address
+changes, and worth nothing once the board has ended.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterable
+from dataclasses import dataclass
+from email.utils import make_msgid
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pbmserv.core.context import CommandContext
+from pbmserv.core.results import MailThread
+from pbmserv.db.models import BoardMail, GameRow, User
+
+#: Lower case only: some mail systems lower-case the local part of an address.
+_TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
+_TOKEN_LENGTH = 16  # 80 bits
+_TAG = re.compile(r"b(\d{1,9})-s(\d{1,2})-([a-z2-7]{16})")
+_TAG_IN_TEXT = re.compile(r"(\+b\d{1,9}-s\d{1,2}-)[A-Za-z2-7]{16}")
+
+
+@dataclass(frozen=True)
+class ReplyTag:
+    board: int
+    seat: int
+    token: str
+
+
+def new_token() -> str:
+    return "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(_TOKEN_LENGTH))
+
+
+def mask_tokens(text: str) -> str:
+    """``text`` with the token of every reply address in it masked (for logs and kept
+    headers): ``pbmserv+b17-s0-********@host``."""
+    return _TAG_IN_TEXT.sub(r"\1********", text)
+
+
+def parse_tag(tag: str) -> ReplyTag | None:
+    """The parts of a reply-address tag, or None when it is not one."""
+    match = _TAG.fullmatch(tag.lower())
+    if match is None:
+        return None
+    return ReplyTag(int(match.group(1)), int(match.group(2)), match.group(3))
+
+
+def threads(
+    ctx: CommandContext, row: GameRow, recipients: Iterable[tuple[User, int | None]]
+) -> dict[int, MailThread]:
+    """The next mail of ``row`` to each (user, seat or None), by user id: each user's thread
+    advances by one message, and a player's seat gets its reply token if it has none."""
+    wanted = list(recipients)
+    stored = {
+        m.user_id: m
+        for m in ctx.session.scalars(select(BoardMail).where(BoardMail.game_id == row.id))
+    }
+    domain = ctx.settings.address.rpartition("@")[2] or "localhost"
+    result = {}
+    for user, seat in wanted:
+        mail = stored.get(user.id)
+        if mail is None:
+            mail = BoardMail(game_id=row.id, user_id=user.id, seat=seat)
+            ctx.session.add(mail)
+            stored[user.id] = mail
+        if mail.seat != seat:
+            mail.seat, mail.token = seat, None
+        if seat is not None and mail.token is None:
+            mail.token = new_token()
+        message_id = make_msgid(idstring=f"b{row.id}", domain=domain)
+        previous = mail.last_message_id
+        references = tuple(dict.fromkeys(i for i in (mail.first_message_id, previous) if i))
+        mail.first_message_id = mail.first_message_id or message_id
+        mail.last_message_id = message_id
+        tag = f"b{row.id}-s{seat}-{mail.token}" if seat is not None else None
+        result[user.id] = MailThread(message_id, previous, references, tag)
+    return result
+
+
+def thread(ctx: CommandContext, row: GameRow, user: User, seat: int | None) -> MailThread:
+    """The next mail of ``row`` to one user (see :func:`threads`)."""
+    return threads(ctx, row, [(user, seat)])[user.id]
+
+
+def rotate_tokens(session: Session, user: User) -> None:
+    """New reply tokens for every seat of ``user`` (their password or address changed: the
+    reply addresses mailed before must stop working)."""
+    for mail in session.scalars(
+        select(BoardMail).where(BoardMail.user_id == user.id, BoardMail.token.is_not(None))
+    ):
+        mail.token = new_token()
+
+
+@dataclass(frozen=True)
+class ReplySeat:
+    """A valid reply address: the board, the seat and its player."""
+
+    row: GameRow
+    seat: int
+    user: User
+
+
+def find_reply_seat(session: Session, tag: ReplyTag) -> ReplySeat | str:
+    """The seat a reply address stands for, or why it stands for none now: ``unknown`` (no
+    such token for that board and seat: never was, or was rotated), ``ended`` (the board is
+    over) or ``disabled``."""
+    mail = session.scalar(select(BoardMail).where(BoardMail.token == tag.token))
+    if mail is None or (mail.game_id, mail.seat) != (tag.board, tag.seat):
+        return "unknown"
+    row = session.get(GameRow, tag.board)
+    seated = next((s for s in row.seats if s.seat == tag.seat), None) if row else None
+    if row is None or seated is None or seated.user_id != mail.user_id:
+        return "unknown"
+    if row.status != "active":
+        return "ended"
+    if seated.user.disabled:
+        return "disabled"
+    return ReplySeat(row, tag.seat, seated.user)

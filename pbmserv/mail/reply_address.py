@@ -1,0 +1,73 @@
+"""Mail to a seat's reply address (``pbmserv+b17-s0-TOKEN@host``): which seat it is for, whether
+its sender may speak for that seat, and the commands it carries.
+
+The sender may when the token is the seat's (see :mod:`pbmserv.core.board_mail`), the board
+is still being played, the From address is the player's (registered or added), and the
+receiving MTA, where a trusted one wrote Authentication-Results, found DKIM, SPF or DMARC
+passing for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from pbmserv.core import board_mail, replies
+from pbmserv.core.board_mail import ReplySeat, ReplyTag
+from pbmserv.core.context import CommandContext
+from pbmserv.core.dispatch import is_command
+from pbmserv.core.replies import ReplyLine
+from pbmserv.core.results import Section
+from pbmserv.mail.decode import IncomingMail
+
+
+def reply_tags(mail: IncomingMail, server_address: str) -> list[ReplyTag]:
+    """The reply-address tags of the server's addresses the message was sent to."""
+    local, _at, domain = server_address.lower().rpartition("@")
+    tags = []
+    for address in mail.recipients:
+        their_local, _at, their_domain = address.rpartition("@")
+        base, plus, tag = their_local.partition("+")
+        if plus and base == local and their_domain == domain:
+            parsed = board_mail.parse_tag(tag)
+            if parsed is not None:
+                tags.append(parsed)
+    return tags
+
+
+@dataclass
+class SeatReply:
+    """What a reply to a seat's address comes to: the commands to run as the seat's user
+    (``userid``), or the section that says why it cannot be taken as the seat's."""
+
+    userid: str | None = None
+    lines: list[ReplyLine] = field(default_factory=list)
+    refusal: Section | None = None
+
+
+def _refusal(reason: str, **data: object) -> SeatReply:
+    facts = {"reason": reason, "game": None, "board": None, **data}
+    return SeatReply(refusal=Section("reply_refused", facts, ok=False, summary=f"reply {reason}"))
+
+
+def seat_reply(
+    ctx: CommandContext, mail: IncomingMail, tags: Sequence[ReplyTag], own: Sequence[str]
+) -> SeatReply:
+    """Check the first tag that names a seat and read the reply's ``own`` lines as that
+    seat's commands."""
+    found: ReplySeat | str = "unknown"
+    for tag in tags:
+        found = board_mail.find_reply_seat(ctx.session, tag)
+        if isinstance(found, ReplySeat):
+            break
+    if not isinstance(found, ReplySeat):
+        return _refusal(found)
+    where = {"game": found.row.game, "board": found.row.id}
+    sender = mail.sender or ""
+    if not replies.writes_from(ctx.session, found.user, sender):
+        return _refusal("sender", **where)
+    trusted = [h.strip() for h in ctx.settings.trusted_authserv_ids.split(",") if h.strip()]
+    if trusted and not replies.authenticated_by_mta(mail.authentication_results, trusted, sender):
+        return _refusal("authentication", **where)
+    lines = replies.seat_commands(found, own, is_command)
+    return SeatReply(userid=found.user.userid, lines=lines)

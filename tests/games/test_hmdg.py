@@ -47,6 +47,7 @@ from pbmserv.games.hmdg import (
     point_name,
     points_of,
 )
+from pbmserv.games.hmdg.geometry import SIDES, line_name
 from pbmserv.games.testing import random_playout
 
 RNG = random.Random(0)  # the game draws nothing; any generator will do
@@ -76,8 +77,13 @@ def start(bob_takes: str = "o", opening: str = "E5") -> HmdgState:
 
 
 def turn(state: HmdgState, move: str, answer: str = "reveal none") -> HmdgState:
-    """One whole turn: the mover's point and line, then the opponent's answer."""
-    return play(state, move, answer)
+    """One whole turn: the mover's point and line, then the opponent's answer (unless the
+    line publicly holds none of the opponent's hidden pieces: then "none" is answered at once)."""
+    state = play(state, move)
+    if GAME.to_move(state).stage == "reveal":
+        return play(state, answer)
+    assert answer == "reveal none", f"{move}: answered at once, so {answer!r} cannot be"
+    return state
 
 
 def names_in(text: str) -> set[str]:
@@ -135,21 +141,60 @@ def test_o_moves_first_whoever_chose(choice: str, o_seat: int) -> None:
 
 
 def test_nothing_revealed_places_the_piece_in_secret() -> None:
-    state = play(start(), "C3 row")  # bob (O) announces
-    waiting = GAME.to_move(state)
-    assert (waiting.seats, waiting.stage) == ({ALICE}, "reveal")
-    assert (
-        waiting.prompts[ALICE] == "O plays in row C; you have no hidden piece there, so reveal none"
-    )
-    assert GAME.last_move_text(state) == "O plays in row C"
-    after = play(state, "reveal")
+    # X has no hidden piece at all (the opening x is revealed): "none" is answered at once.
+    after = play(start(), "C3 row")  # bob (O) announces
+    assert [t.revealed for t in after.turns] == [()]
     assert after.pieces[O_SIDE] == mask_of([pt("C3")]) and after.shown[O_SIDE] == 0
-    assert GAME.last_move_text(after) == "X reveals nothing: O's piece is placed in secret"
+    assert GAME.last_move_text(after) == (
+        "X reveals nothing (answered at once): O's piece is placed in secret"
+    )
     assert grid(GAME.render(after, BOB))["C3"] == "o"
     assert grid(GAME.render(after, ALICE))["C3"] == "."
     assert grid(GAME.render(after, PUBLIC))["C3"] == "."
     assert grid(GAME.render(after, OMNISCIENT))["C3"] == "o"
     assert GAME.to_move(after).seats == {ALICE}  # now X
+
+
+def test_none_is_answered_for_a_player_only_when_everyone_knows_it() -> None:
+    """O's secret piece went down in row C (public). X's row D cannot hold it: answered at
+    once. O's column 5 crosses X's row D, so X is asked, though X's piece is on D4, not in
+    column 5: answering at once would tell O where X's piece is not."""
+    state = play(start(), "C3 row", "D4 row")
+    assert GAME.to_move(state).stage == "move" and len(state.turns) == 2
+    asked = play(state, "D5 col")
+    waiting = GAME.to_move(asked)
+    assert (waiting.seats, waiting.stage) == ({ALICE}, "reveal")
+    assert waiting.prompts[ALICE] == (
+        "O plays in column 5; you have no hidden piece there, so reveal none"
+    )
+    assert GAME.last_move_text(asked) == "O plays in column 5"
+    after = play(asked, "reveal")
+    assert GAME.last_move_text(after) == "X reveals nothing: O's piece is placed in secret"
+    # X's turn: every line crosses O's row C or column 5, so O is always asked now.
+    assert GAME.to_move(play(after, "G7 col")).stage == "reveal"
+
+
+@given(st.integers(0, 2**32))
+@settings(max_examples=60, deadline=None)
+def test_an_answer_at_once_depends_only_on_what_the_mover_may_know(seed: int) -> None:
+    """Whether "none" is answered at once never depends on the opponent's hidden pieces:
+    with them moved anywhere the mover's view allows (vary_hidden), the same announcement is
+    answered at once, or asked, alike."""
+    rng = random.Random(seed)
+    state = start()
+    for _ in range(rng.randrange(1, 25)):
+        if GAME.outcome(state) is not None:
+            return
+        seat = seat_to_act(state)
+        state = GAME.apply(state, rng.choice(GAME.legal_moves(state, seat)), RNG)
+    if GAME.outcome(state) is not None or GAME.to_move(state).stage != "move":
+        return
+    mover = seat_to_act(state)
+    other_view = GAME.vary_hidden(state, mover, rng)
+    for move in GAME.legal_moves(state, mover)[:40]:
+        asked = GAME.to_move(GAME.apply(state, move, RNG)).stage == "reveal"
+        asked_varied = GAME.to_move(GAME.apply(other_view, move, RNG)).stage == "reveal"
+        assert asked == asked_varied
 
 
 def test_a_reveal_that_misses_places_the_mover_piece_revealed() -> None:
@@ -594,7 +639,7 @@ def test_answer_errors_never_tell_the_mover_point(
         (["E5"], ALICE, "x", '"x": it is not your turn; the second player is choosing a side'),
         (["E5", "o"], ALICE, "C5 row", '"C5 row": it is not your turn; O is to play'),
         (
-            ["E5", "o", "C5 row"],
+            ["E5", "o", "C5 row", "D4 row", "D6 col"],
             BOB,
             "reveal",
             '"reveal": it is not your turn; X is to answer O\'s announcement',
@@ -679,15 +724,15 @@ def test_legal_answers_are_every_set_of_own_hidden_pieces_on_the_line() -> None:
 def test_a_player_view_shows_own_secrets_and_the_log() -> None:
     state = turn(start(), "C3 row")
     state = turn(state, "D4 col")
-    state = play(state, "F6 col")  # O's pending point
+    state = play(state, "F6 row")  # O's pending point (row F crosses X's column 4)
     bob, alice, public = (GAME.render(state, v) for v in (BOB, ALICE, PUBLIC))
     assert "You are O." in bob and "You are X." in alice and "You are" not in public
-    assert "    1. O plays in row C (C3); X reveals nothing: placed in secret." in bob
-    assert "    1. O plays in row C; X reveals nothing: placed in secret." in alice
+    assert "    1. O plays in row C (C3); X reveals nothing (answered at once):" in bob
+    assert "    1. O plays in row C; X reveals nothing (answered at once): placed in" in alice
     assert "    2. X plays in column 4 (D4); O reveals nothing: placed in secret." in alice
-    assert "    3. O plays in column 6 (F6); waiting for X's answer." in bob
-    assert "    3. O plays in column 6; your answer is awaited." in alice
-    assert "    3. O plays in column 6; waiting for X's answer." in public
+    assert "    3. O plays in row F (F6); waiting for X's answer." in bob
+    assert "    3. O plays in row F; your answer is awaited." in alice
+    assert "    3. O plays in row F; waiting for X's answer." in public
     assert "Pieces: X 2 (1 revealed), O 1 (0 revealed)." in public
     assert names_in(bob) == {"C3", "F6", "E5"}
     assert names_in(alice) == {"D4", "E5"}
@@ -760,11 +805,12 @@ def test_dump_format() -> None:
         "opening": "E5",
         "x_seat": 0,
         "turns": [
-            {"side": "O", "point": "C3", "line": "row", "revealed": []},
+            # X had no hidden piece: "none" was answered at once, a turn of one move.
+            {"side": "O", "point": "C3", "line": "row", "revealed": [], "asked": False},
             {"side": "X", "point": "C5", "line": "col", "revealed": []},
         ],
         "pending": {"point": "C4", "line": "row"},
-        "ply": 7,
+        "ply": 6,
         "pieces": {"X": ["C5", "E5"], "O": ["C3"]},
         "revealed": {"X": ["E5"], "O": []},
         "last_move": "O plays in row C",
@@ -830,17 +876,34 @@ def replayed(data: dict) -> HmdgState:
         moves.append(Opening(pt(data["opening"])))
     if data["x_seat"] is not None:
         moves.append(Choice(X_SIDE if data["x_seat"] == 1 else O_SIDE))
-    for record in data["turns"]:
-        moves.append(Announce(pt(record["point"]), record["line"]))
-        moves.append(Reveal(tuple(pt(p) for p in record["revealed"])))
-    if data["pending"] is not None:
-        moves.append(Announce(pt(data["pending"]["point"]), data["pending"]["line"]))
     state = GAME.new_game({}, RNG)
-    for move in moves:
-        try:
+    try:
+        for move in moves:
             state = GAME.apply(state, move, RNG)
-        except MoveError:
-            raise StateError("illegal") from None
+        for record in data["turns"]:
+            move = Announce(pt(record["point"]), record["line"])
+            announced = GAME.apply(state, move, RNG)
+            asked = GAME.to_move(announced).stage == "reveal"
+            if record.get("asked", True) is False:
+                if asked:
+                    raise StateError("illegal")  # "none" answered though it was not known
+                state = announced
+                continue
+            if not asked:  # stored before "none" was answered at once: it was asked
+                last = f"{SIDES[state.mover]} plays in {line_name(move.point, move.line)}"
+                announced = replace(state, pending=move, last_move=last)
+            revealed = tuple(pt(p) for p in record["revealed"])
+            state = GAME.apply(announced, Reveal(revealed), RNG)
+        if data["pending"] is not None:
+            move = Announce(pt(data["pending"]["point"]), data["pending"]["line"])
+            announced = GAME.apply(state, move, RNG)
+            if GAME.to_move(announced).stage != "reveal":
+                # Stored before "none" was answered at once: still waiting for the answer.
+                last = f"{SIDES[state.mover]} plays in {line_name(move.point, move.line)}"
+                announced = replace(state, pending=move, last_move=last)
+            state = announced
+    except MoveError:
+        raise StateError("illegal") from None
     if GAME.dump(state) != data:
         raise StateError("different")
     return state
@@ -986,7 +1049,6 @@ def test_help_file_renders_and_its_example_is_what_the_server_draws() -> None:
         "E5",
         "o",
         "C3 row",
-        "reveal",
         "C5 col",
         "reveal",
         "C4 row",
@@ -998,3 +1060,30 @@ def test_help_file_renders_and_its_example_is_what_the_server_draws() -> None:
         f"   {line}" if line else "" for line in GAME.render(example, ALICE).splitlines()
     )
     assert drawn in text
+
+
+def test_load_keeps_what_was_stored_before_none_was_answered_at_once() -> None:
+    """Boards stored before: a turn whose "none" was asked for loads as it was (two moves),
+    and a stored announcement still waits for its answer."""
+    old = json.loads(json.dumps(GOOD))
+    del old["turns"][0]["asked"]
+    old["ply"] = 7
+    state = GAME.load(old)
+    assert state.turns[0].asked and state.ply == 7 and GAME.dump(state) == old
+    waiting = GAME.dump(start()) | {
+        "pending": {"point": "C3", "line": "row"},
+        "ply": 3,
+        "last_move": "O plays in row C",
+    }
+    assert GAME.to_move(GAME.load(waiting)).stage == "reveal"
+
+
+def test_load_refuses_a_none_answered_at_once_that_nobody_could_know() -> None:
+    data = json.loads(json.dumps(GOOD))
+    data["turns"][1]["asked"] = False  # X's column 5 crosses O's row C: O had to be asked
+    data["ply"] = 5
+    with pytest.raises(StateError):
+        GAME.load(data)
+    data["turns"][1]["asked"] = True  # only False is ever stored
+    with pytest.raises(StateError):
+        GAME.load(data)

@@ -10,11 +10,13 @@ announced, and the win with two crossing fives. Two mistaken commands get polite
 
 from __future__ import annotations
 
+import random
 import re
 from pathlib import Path
 
 import pytest
 
+from pbmserv.games.hmdg import GAME
 from tests.golden.runner import check_golden, describe, play_transcript
 from tests.support import Received, Sink
 
@@ -82,7 +84,35 @@ MISTAKES = {
 }
 
 
-def flatten(turns: list, mistakes: dict | None = None) -> list[tuple[str, str, str]]:
+def _move_text(command: tuple[str, str, str]) -> str:
+    words = command[1].split()
+    return " ".join(words[5:] if words[1] == "move" else ["reveal", *words[5:]])
+
+
+def answered_at_once(turns: list) -> list[bool]:
+    """For each (move, answer), whether the server answers "none" itself (the line publicly
+    holds no hidden piece of the opponent's): then the player sends no answer."""
+    state = GAME.new_game({}, random.Random(0))
+    at_once = []
+    for move in ["E5", "o", *(_move_text(m) for m in [s for pair in turns for s in pair])]:
+        if GAME.outcome(state) is not None:
+            break
+        if move.startswith("reveal") and GAME.to_move(state).stage != "reveal":
+            at_once.append(True)
+            continue
+        if move.startswith("reveal"):
+            at_once.append(False)
+        (seat,) = GAME.to_move(state).seats
+        state = GAME.apply(state, GAME.parse_move(state, seat, move), random.Random(0))
+    return at_once
+
+
+AT_ONCE = answered_at_once([*TURNS, *LATER_TURNS, tuple(LAST)])
+
+
+def flatten(
+    turns: list, at_once: list[bool], mistakes: dict | None = None
+) -> list[tuple[str, str, str]]:
     steps = []
     for index, (move, answer) in enumerate(turns):
         if mistakes and index in mistakes and mistakes[index][0] == move[0]:
@@ -90,11 +120,18 @@ def flatten(turns: list, mistakes: dict | None = None) -> list[tuple[str, str, s
         steps.append(move)
         if mistakes and index in mistakes and mistakes[index][0] != move[0]:
             steps.append(mistakes[index])
-        steps.append(answer)
+        if not at_once[index]:
+            steps.append(answer)
     return steps
 
 
-BEFORE_THE_END = SETUP + flatten(TURNS, MISTAKES) + MIDDLE + flatten(LATER_TURNS) + LAST[:1]
+BEFORE_THE_END = (
+    SETUP
+    + flatten(TURNS, AT_ONCE, MISTAKES)
+    + MIDDLE
+    + flatten(LATER_TURNS, AT_ONCE[len(TURNS) :])
+    + LAST[:1]
+)
 THE_END = [LAST[1], bob("hmdg history 1")]
 
 # Points that stay hidden from the other player until the end (none is ever revealed).
@@ -133,4 +170,6 @@ def test_whole_game_by_mail_matches_golden(server, engine, sink: Sink) -> None: 
     # At the end the whole board is shown to both players, and the history has every point.
     assert mentions([m for m in late if m.to == BOB], X_SECRETS | {"E9"}) == X_SECRETS | {"E9"}
     assert "X made two lines of five" in late[-1].body
+    # Three of the answers were "none" given at once, never a reveal asked for.
+    assert AT_ONCE.count(True) == 3 and "it is your turn to play, not to reveal" not in transcript
     check_golden(transcript, GOLDEN)

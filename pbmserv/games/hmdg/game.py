@@ -482,6 +482,8 @@ class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
                     "point": _NAMES[t.point],
                     "line": t.line,
                     "revealed": [_NAMES[p] for p in t.revealed],
+                    # Only where "none" was answered at once: older data reads the same.
+                    **({} if t.asked else {"asked": False}),
                 }
                 for t in state.turns
             ],

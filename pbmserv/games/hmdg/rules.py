@@ -47,15 +47,17 @@ from pbmserv.games.hmdg.state import (
 # --- the rules -------------------------------------------------------------------------------
 
 
-def _play(state: HmdgState, move: HmdgMove) -> HmdgState:
-    """The state after ``move``; IllegalMoveError (plain reason) if it cannot be played."""
+def _play(state: HmdgState, move: HmdgMove, *, answer_at_once: bool = True) -> HmdgState:
+    """The state after ``move``; IllegalMoveError (plain reason) if it cannot be played.
+    ``answer_at_once``: an announcement whose line publicly holds no hidden piece of the
+    opponent's is answered "none" at once (False: a stored announcement that still waits)."""
     stage = state.stage
     if isinstance(move, Opening) and stage == OPENING:
         return _open(state, move.point)
     if isinstance(move, Choice) and stage == CHOOSE:
         return _choose(state, move.side)
     if isinstance(move, Announce) and stage == MOVE:
-        return _announce(state, move)
+        return _announce(state, move, answer_at_once)
     if isinstance(move, Reveal) and stage == REVEAL:
         return _answer(state, move.points)
     raise IllegalMoveError(f"{type(move).__name__.lower()} is not a move of stage {stage}")
@@ -77,17 +79,38 @@ def _choose(state: HmdgState, side: int) -> HmdgState:
     return replace(state, x_seat=1 if side == X_SIDE else 0, mover=O_SIDE, last_move=last)
 
 
-def _announce(state: HmdgState, move: Announce) -> HmdgState:
+def _announce(state: HmdgState, move: Announce, answer_at_once: bool) -> HmdgState:
     if move.line not in (ROW, COL) or not 0 <= move.point < SIZE * SIZE:
         raise IllegalMoveError(f"no announcement {move}")
     if not state.free(state.mover) >> move.point & 1:
         raise IllegalMoveError(f"{SIDES[state.mover]} may not play on {point_name(move.point)}")
     last = f"{SIDES[state.mover]} plays in {line_name(move.point, move.line)}"
-    return replace(state, pending=move, last_move=last)
+    announced = replace(state, pending=move, last_move=last)
+    if answer_at_once and not may_hide_in(state, 1 - state.mover, move):
+        return _answer(announced, (), asked=False)  # "none" is the only answer: no need to ask
+    return announced
 
 
-def _answer(state: HmdgState, points: tuple[int, ...]) -> HmdgState:
-    """Resolve the pending turn with the opponent's answer ``points``."""
+def may_hide_in(state: HmdgState, side: int, move: Announce) -> bool:
+    """Whether, as far as anyone but ``side`` can tell, ``side`` may have a hidden piece in
+    the line ``move`` announces. Every hidden piece went down in secret in the line its turn
+    announced, which is public; so the line is known to hold none when it crosses none of
+    those lines. Only then is "none" answered for the player: answering it whenever the line
+    holds no hidden piece would tell the mover what the rules keep secret (a player may answer
+    "none" with pieces there)."""
+    secret_lines = 0
+    for turn in state.turns:
+        if turn.side == side and turn.placed and not turn.revealed:
+            secret_lines |= line_mask(turn.point, turn.line)
+    line = line_mask(move.point, move.line)
+    known_empty = not secret_lines & line or not state.hidden(side)
+    # In a real game the public view is never wrong; the check keeps it so for any state.
+    return not known_empty or bool(state.hidden(side) & line)
+
+
+def _answer(state: HmdgState, points: tuple[int, ...], *, asked: bool = True) -> HmdgState:
+    """Resolve the pending turn with the opponent's answer ``points`` (``asked``: False when
+    the server answered "none" at once)."""
     assert state.pending is not None and state.x_seat is not None
     move, side, other = state.pending, state.mover, 1 - state.mover
     if not all(0 <= p < SIZE * SIZE for p in points):
@@ -105,7 +128,9 @@ def _answer(state: HmdgState, points: tuple[int, ...]) -> HmdgState:
         if wanted:  # anything revealed reveals the mover's point too
             shown[side] |= bit
     new_five = placed and bool(_fives_through(pieces[side], move.point))
-    record = TurnRecord(side, move.point, move.line, points, placed, new_five and not fives[side])
+    record = TurnRecord(
+        side, move.point, move.line, points, placed, new_five and not fives[side], asked=asked
+    )
     fives[side] = fives[side] or new_five
     win = double_five(pieces[side], move.point) if new_five else None
     mover, result, record = _next_turn(state, record, win, pieces, shown[X_SIDE] | shown[O_SIDE])
@@ -153,7 +178,8 @@ def _answer_text(record: TurnRecord, result: Outcome | None, *, in_log: bool = F
     point = point_name(record.point)
     if not record.revealed:
         whose = "" if in_log else f"{mover}'s piece is "
-        text = f"{other} reveals nothing: {whose}placed in secret"
+        how = "" if record.asked else " (answered at once)"
+        text = f"{other} reveals nothing{how}: {whose}placed in secret"
     elif record.placed:
         text = f"{other} reveals {_names(record.revealed)}: {mover}'s piece is placed on {point}"
     else:

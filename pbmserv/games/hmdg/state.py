@@ -67,6 +67,9 @@ class TurnRecord:
     placed: bool  # False when a revealed piece stood on the point (the move failed)
     five: bool = False  # the placement gave the mover their first five in a row
     passed: bool = False  # the opponent had no point left to play on: the mover goes again
+    #: False when "none" was answered at once, the line publicly holding no hidden piece of
+    #: the opponent's: then the turn was one move, not two.
+    asked: bool = True
 
 
 @dataclass(frozen=True)
@@ -92,8 +95,10 @@ class HmdgState:
 
     @property
     def ply(self) -> int:
-        """Moves made: the opening, the choice, then an announcement and an answer a turn."""
-        made = (self.opening is not None) + (self.x_seat is not None) + 2 * len(self.turns)
+        """Moves made: the opening, the choice, then an announcement and an answer a turn (the
+        announcement alone when "none" was answered at once)."""
+        made = (self.opening is not None) + (self.x_seat is not None)
+        made += sum(2 if turn.asked else 1 for turn in self.turns)
         return made + (self.pending is not None)
 
     @property

@@ -61,13 +61,14 @@ def _rebuild(data: Mapping[str, Any]) -> HmdgState:
     if turns and x_side is None:
         raise IllegalMoveError("turns were played before the sides were chosen")
     if not turns:
-        return state if pending is None else _play(state, pending)
+        return state if pending is None else _play(state, pending, answer_at_once=False)
     pieces, shown = list(state.pieces), list(state.shown)
     # The turn that placed each side's pieces (the opening x: -1).
     placed_at = ([-1] * (SIZE * SIZE), [-1] * (SIZE * SIZE))
     records: list[TurnRecord] = []
     mover, before_last = O_SIDE, (0, 0)
-    for index, (side, announce, points) in enumerate(turns):
+    secret_lines = [0, 0]  # each side's lines where a piece of it went down in secret
+    for index, (side, announce, points, asked) in enumerate(turns):
         if side != mover:
             raise IllegalMoveError(f"turn {index + 1}: {SIDES[mover]} was to play")
         point, line, other = announce.point, announce.line, 1 - side
@@ -78,8 +79,12 @@ def _rebuild(data: Mapping[str, Any]) -> HmdgState:
         hidden = pieces[other] & ~shown[other]
         if list(points) != points_of(wanted) or wanted & ~(hidden & line_mask(point, line)):
             raise IllegalMoveError(f"{_names(points)}: not hidden pieces of {SIDES[other]} there")
+        if not asked and (points or (secret_lines[other] & line_mask(point, line) and hidden)):
+            raise IllegalMoveError(f"turn {index + 1}: answered at once, though it was not known")
         before_last = (pieces[X_SIDE], pieces[O_SIDE])
         placed = not bit & wanted
+        if placed and not wanted:
+            secret_lines[side] |= line_mask(point, line)
         shown[other] |= wanted
         if placed:
             pieces[side] |= bit
@@ -87,7 +92,7 @@ def _rebuild(data: Mapping[str, Any]) -> HmdgState:
             if wanted:  # anything revealed reveals the mover's point too
                 shown[side] |= bit
         revealed = shown[X_SIDE] | shown[O_SIDE]
-        record = TurnRecord(side, point, line, points, placed)
+        record = TurnRecord(side, point, line, points, placed, asked=asked)
         if _free(pieces[other], revealed):
             mover = other
         elif _free(pieces[side], revealed):
@@ -130,7 +135,9 @@ def _rebuild(data: Mapping[str, Any]) -> HmdgState:
         result=result,
         last_move=_answer_text(last, result),
     )
-    return built if pending is None else _play(built, pending)
+    # A stored announcement waits for its answer, even one stored before "none" was answered
+    # at once: its player has been asked.
+    return built if pending is None else _play(built, pending, answer_at_once=False)
 
 
 _STORED_KEYS: Final = frozenset(
@@ -146,7 +153,9 @@ def _side_names(masks: tuple[int, int]) -> dict[str, list[str]]:
 
 def _stored_moves(
     data: Mapping[str, Any],
-) -> tuple[int | None, int | None, list[tuple[int, Announce, tuple[int, ...]]], Announce | None]:
+) -> tuple[
+    int | None, int | None, list[tuple[int, Announce, tuple[int, ...], bool]], Announce | None
+]:
     """The opening, the second player's side, the turns and the pending announcement stored in
     ``data`` (StateError if they are not well formed)."""
     opening = data.get("opening")
@@ -182,12 +191,16 @@ def _stored_announce(data: object) -> Announce:
 
 
 _TURN_KEYS: Final = frozenset({"side", "point", "line", "revealed"})
+_TURN_KEYS_AT_ONCE: Final = _TURN_KEYS | {"asked"}
 _SIDE_BY_NAME: Final = {name: side for side, name in enumerate(SIDES)}
 
 
-def _stored_turn(data: object) -> tuple[int, Announce, tuple[int, ...]]:
+def _stored_turn(data: object) -> tuple[int, Announce, tuple[int, ...], bool]:
     # Called for every turn of every load: plain dict look-ups, no set built per turn.
-    if not isinstance(data, Mapping) or data.keys() != _TURN_KEYS:
+    if not isinstance(data, Mapping):
+        raise StateError(f"hmdg: bad turn {data!r}")
+    keys = data.keys()
+    if keys != _TURN_KEYS and (keys != _TURN_KEYS_AT_ONCE or data["asked"] is not False):
         raise StateError(f"hmdg: bad turn {data!r}")
     side, point, line, revealed = data["side"], data["point"], data["line"], data["revealed"]
     if not isinstance(revealed, list):
@@ -200,4 +213,5 @@ def _stored_turn(data: object) -> tuple[int, Announce, tuple[int, ...]]:
         _SIDE_BY_NAME[side],
         Announce(_stored_point(point), line),
         tuple(_stored_point(p) for p in revealed),
+        "asked" not in keys,
     )

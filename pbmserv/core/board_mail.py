@@ -103,26 +103,24 @@ def rotate_tokens(session: Session, user: User) -> None:
 
 @dataclass(frozen=True)
 class ReplySeat:
-    """A valid reply address: the board, the seat and its player."""
+    """What a reply address stands for: the board, the seat and its player, and ``problem``
+    when it takes no command now: ``ended`` (the board is over) or ``disabled``."""
 
     row: GameRow
     seat: int
     user: User
+    problem: str | None = None
 
 
-def find_reply_seat(session: Session, tag: ReplyTag) -> ReplySeat | str:
-    """The seat a reply address stands for, or why it stands for none now: ``unknown`` (no
-    such token for that board and seat: never was, or was rotated), ``ended`` (the board is
-    over) or ``disabled``."""
+def find_reply_seat(session: Session, tag: ReplyTag) -> ReplySeat | None:
+    """The seat a reply address stands for; None when no seat has that token (it never did,
+    or it was rotated, or the seat changed hands)."""
     mail = session.scalar(select(BoardMail).where(BoardMail.token == tag.token))
     if mail is None or (mail.game_id, mail.seat) != (tag.board, tag.seat):
-        return "unknown"
+        return None
     row = session.get(GameRow, tag.board)
     seated = next((s for s in row.seats if s.seat == tag.seat), None) if row else None
     if row is None or seated is None or seated.user_id != mail.user_id:
-        return "unknown"
-    if row.status != "active":
-        return "ended"
-    if seated.user.disabled:
-        return "disabled"
-    return ReplySeat(row, tag.seat, seated.user)
+        return None
+    problem = "ended" if row.status != "active" else "disabled" if seated.user.disabled else None
+    return ReplySeat(row, tag.seat, seated.user, problem)

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pbmserv.core import board_mail, replies
-from pbmserv.core.board_mail import ReplySeat, ReplyTag
+from pbmserv.core.board_mail import ReplyTag
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import is_command
 from pbmserv.core.replies import ReplyLine
@@ -45,9 +45,11 @@ class SeatReply:
     refusal: Section | None = None
 
 
-def _refusal(reason: str, **data: object) -> SeatReply:
-    facts = {"reason": reason, "game": None, "board": None, **data}
-    return SeatReply(refusal=Section("reply_refused", facts, ok=False, summary=f"reply {reason}"))
+def _refusal(reason: str, game: str | None = None, board: int | None = None) -> SeatReply:
+    facts = {"reason": reason, "game": game, "board": board}
+    shown = f"(a reply to {game} board {board})" if board is not None else "(a reply)"
+    section = Section("reply_refused", facts, ok=False, summary=f"reply {reason}", command=shown)
+    return SeatReply(refusal=section)
 
 
 def seat_reply(
@@ -55,19 +57,18 @@ def seat_reply(
 ) -> SeatReply:
     """Check the first tag that names a seat and read the reply's ``own`` lines as that
     seat's commands."""
-    found: ReplySeat | str = "unknown"
-    for tag in tags:
-        found = board_mail.find_reply_seat(ctx.session, tag)
-        if isinstance(found, ReplySeat):
-            break
-    if not isinstance(found, ReplySeat):
-        return _refusal(found)
-    where = {"game": found.row.game, "board": found.row.id}
+    found = next(
+        (seat for tag in tags if (seat := board_mail.find_reply_seat(ctx.session, tag))), None
+    )
+    if found is None:
+        return _refusal("unknown")
+    game, board = found.row.game, found.row.id
     sender = mail.sender or ""
     if not replies.writes_from(ctx.session, found.user, sender):
-        return _refusal("sender", **where)
+        return _refusal("sender", game, board)
     trusted = [h.strip() for h in ctx.settings.trusted_authserv_ids.split(",") if h.strip()]
     if trusted and not replies.authenticated_by_mta(mail.authentication_results, trusted, sender):
-        return _refusal("authentication", **where)
-    lines = replies.seat_commands(found, own, is_command)
-    return SeatReply(userid=found.user.userid, lines=lines)
+        return _refusal("authentication", game, board)
+    if found.problem is not None:
+        return _refusal(found.problem, game, board)
+    return SeatReply(userid=found.user.userid, lines=replies.seat_commands(found, own, is_command))

@@ -22,6 +22,7 @@ from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import (
+    BoardMail,
     GameRow,
     InboxMessage,
     MoveRow,
@@ -321,6 +322,7 @@ def delete_board(ctx: CommandContext, number: str) -> str:
     ratings.unrate(ctx, board.row)  # a deleted board counts for nothing
     ctx.session.execute(delete(MoveRow).where(MoveRow.game_id == board.row.id))
     ctx.session.execute(delete(Observer).where(Observer.game_id == board.row.id))
+    ctx.session.execute(delete(BoardMail).where(BoardMail.game_id == board.row.id))
     ctx.session.delete(board.row)
     return f"board {board.number} deleted; its players were told"
 

@@ -289,3 +289,10 @@ def test_the_operations_guide_shows_every_admin_group() -> None:
     shown = {argv[1] for argv in documented_commands(read("OPERATIONS.md")) if argv[0] == "admin"}
     groups = set(subcommands(subcommands(build_parser())["admin"]))
     assert "users" in groups and groups <= shown, sorted(groups - shown)
+
+
+@pytest.mark.parametrize("kind", ["pipe", "relay"])
+def test_the_postfix_examples_deliver_the_seats_reply_addresses(kind: str) -> None:
+    """Without recipient_delimiter, pbmserv+TAG@domain matches no recipient map and bounces."""
+    main = read(f"postfix/{kind}/main.cf")
+    assert re.search(r"^recipient_delimiter = \+$", main, re.M)

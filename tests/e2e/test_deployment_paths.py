@@ -96,3 +96,37 @@ def test_two_servers_on_one_postgres_database_share_the_load(  # type: ignore[no
     assert len(processed[0]) + len(processed[1]) == 60
     replies = [m["In-Reply-To"] for m in spool_messages(spool)]
     assert sorted(replies) == sorted(sent)
+
+
+def test_a_piped_reply_to_a_reply_address_is_the_players_move(  # type: ignore[no-untyped-def]
+    engine, db_url: str, tmp_path: Path
+) -> None:
+    """Postfix with recipient_delimiter = + delivers pbmserv+TAG@host to the pipe, and its
+    D flag adds Delivered-To: a reply with the move alone is played."""
+    from sqlalchemy import select
+
+    from pbmserv.db.models import MoveRow
+
+    env = environment(db_url, tmp_path / "spool")
+
+    def pipe(message) -> None:  # type: ignore[no-untyped-def]
+        sender = str(message["From"])
+        raw = b"Return-Path: <%s>\n" % sender.encode() + message.as_bytes().replace(b"\r\n", b"\n")
+        result = run_pbmserv(["mail", "-f", sender], env, raw)
+        assert result.returncode == 0, result.stderr
+
+    pipe(make_mail("alice@example.org", "signup alice secret1"))
+    pipe(make_mail("bob@example.org", "signup bob hunter22"))
+    pipe(make_mail("alice@example.org", "chameleon challenge -size=4 alice bob"))
+    [board_mail] = [
+        m
+        for m in spool_messages(tmp_path / "spool")
+        if m["To"] == "alice@example.org" and m["Reply-To"]
+    ]
+    address = board_mail["Reply-To"].addresses[0].addr_spec
+    reply = make_mail("alice@example.org", f"Re: {board_mail['Subject']}", "b2x\n\nAlice\n")
+    reply.replace_header("To", "Chameleon server <pbmserv@localhost>")  # a forward, say
+    reply["Delivered-To"] = address
+    pipe(reply)
+    with engine.connect() as conn:
+        assert list(conn.scalars(select(MoveRow.text))) == ["b2x"]

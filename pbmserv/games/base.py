@@ -240,6 +240,12 @@ class Game(ABC, Generic[S, M]):
         """A text diagram for a seat, PUBLIC or OMNISCIENT."""
 
     @abstractmethod
+    def svg(self, state: S, viewer: Viewer) -> str:
+        """The board as an SVG picture for the same viewer as :meth:`render`, under the same
+        rule: nothing the viewer may not see is drawn. Coordinates shown, the last move
+        highlighted (see :mod:`pbmserv.games.drawing`)."""
+
+    @abstractmethod
     def dump(self, state: S) -> dict[str, Any]:
         """JSON-serialisable data with a ``version`` key."""
 

@@ -50,6 +50,7 @@ from pbmserv.games.base import (
     Turn,
     Viewer,
 )
+from pbmserv.games.drawing import Grid, Mark, cells_named, square_svg
 
 COLS, ROWS = 11, 7
 LETTERS = "abcdefghijk"
@@ -596,6 +597,35 @@ class Buffalo(Game[BuffaloState, BuffaloMove]):
         if state.variant == REBEL:
             lines.append("Rebel Buffalo: a dog between two buffalo goes back to row 2.")
         return "\n".join(lines)
+
+    def svg(self, state: BuffaloState, viewer: Viewer) -> str:
+        """Row 7 at the top, the rivers in blue, buffalo black, the chief red, the dogs
+        white; the last move's squares highlighted."""
+        del viewer  # no hidden information
+        pieces = {
+            BUFFALO: Mark("#222222", "B", "#ffffff"),
+            CHIEF: Mark("#c0392b", "C", "#ffffff"),
+            DOG: Mark("#ffffff", "D"),
+        }
+        marks = {}
+        for index, cell in enumerate(state.cells):
+            col, row = _col_row(index)
+            if cell in pieces:
+                marks[(ROWS - row, col)] = pieces[cell]
+
+        def cell_of(name: str) -> tuple[int, int] | None:
+            return (ROWS - int(name[1:]), LETTERS.index(name[0]))
+
+        grid = Grid(
+            rows=ROWS,
+            cols=COLS,
+            marks=marks,
+            row_labels=[str(r) for r in range(ROWS, 0, -1)],
+            col_labels=list(LETTERS),
+            highlight=cells_named(state.last_move, r"[a-k][1-7]", cell_of),
+            rivers_below=frozenset({0, ROWS - 2}),  # below row 7 and below row 2
+        )
+        return square_svg(grid)
 
     # --- storage -------------------------------------------------------------------------------
 

@@ -34,6 +34,7 @@ from pbmserv.games.base import (
     Turn,
     Viewer,
 )
+from pbmserv.games.drawing import Grid, Mark, cells_named, hex_svg
 
 MIN_SIZE: Final = 3
 MAX_SIZE: Final = 26
@@ -397,6 +398,30 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         how = "took the first piece by swap" if state.swapped else "moved first"
         lines.append(f"Vert joins top and bottom ({how}); Horz joins left and right.")
         return "\n".join(lines)
+
+    def svg(self, state: ChameleonState, viewer: Viewer) -> str:
+        """The rhombus of hexagons, x red and o blue, the last piece placed highlighted."""
+        del viewer  # no hidden information
+        size = state.size
+        text = state.cells.translate(_CODES_TO_CHARS).decode()
+        pieces = {"x": Mark("#d62728", "x", "#ffffff"), "o": Mark("#1f5fbf", "o", "#ffffff")}
+        marks = {
+            divmod(index, size): pieces[char] for index, char in enumerate(text) if char != "."
+        }
+
+        def cell_of(name: str) -> tuple[int, int] | None:
+            col, row = _COLUMNS.find(name[0]), int(name[1:]) - 1
+            return (row, col) if 0 <= col < size and 0 <= row < size else None
+
+        grid = Grid(
+            rows=size,
+            cols=size,
+            marks=marks,
+            row_labels=[str(r + 1) for r in range(size)],
+            col_labels=list(_COLUMNS[:size]),
+            highlight=cells_named(state.last_move, r"[a-z]\d+", cell_of),
+        )
+        return hex_svg(grid)
 
     # --- storage ----------------------------------------------------------------------------
 

@@ -38,6 +38,7 @@ from pbmserv.games.base import (
     Turn,
     Viewer,
 )
+from pbmserv.games.drawing import Grid, Mark, cells_named, square_svg
 
 WHITE, OWLMAN = 0, 1
 DOC, HELPER, OWL, EMPTY = "K", "H", "O", "."
@@ -354,6 +355,38 @@ class Owlman(Game[OwlmanState, OwlMove]):
         elif state.variant == CLASSIC:
             lines.append("Classic rules: Owlman may not repeat a move in a repeated position.")
         return "\n".join(lines) + "\n"
+
+    def svg(self, state: OwlmanState, viewer: Viewer) -> str:
+        """The board, rank 8 at the top: trees on the dark squares, Doc gold, the helpers
+        white, Owlman brown; the last move's squares highlighted."""
+        del viewer  # no hidden information
+        pieces = {
+            DOC: Mark("#e8b923", "K"),
+            HELPER: Mark("#ffffff", "H"),
+            OWL: Mark("#6b3e1f", "O", "#ffffff"),
+        }
+        marks, trees = {}, set()
+        for index, cell in enumerate(state.cells):
+            at = (7 - index // 8, index % 8)
+            if not is_light(index):
+                trees.add(at)
+            elif cell in pieces:
+                marks[at] = pieces[cell]
+
+        def cell_of(name: str) -> tuple[int, int] | None:
+            return (8 - int(name[1]), FILES.index(name[0]))
+
+        grid = Grid(
+            rows=8,
+            cols=8,
+            marks=marks,
+            row_labels=[str(r) for r in range(8, 0, -1)],
+            col_labels=list(FILES),
+            dark=frozenset(trees),
+            dark_fill="#3f7d3a",
+            highlight=cells_named(state.last_move, r"[a-h][1-8]", cell_of),
+        )
+        return square_svg(grid)
 
     def move_number(self, state: OwlmanState) -> int:
         """Moves made by both sides together."""

@@ -337,6 +337,9 @@ def check_position(
         picture = game.render(state, viewer)
         if not isinstance(picture, str) or not picture.strip():
             raise _fail(f"{where}: render(viewer={viewer!r}) gave {picture!r}")
+        drawn = game.svg(state, viewer)
+        if not isinstance(drawn, str) or not drawn.startswith("<svg") or "</svg>" not in drawn:
+            raise _fail(f"{where}: svg(viewer={viewer!r}) is not an SVG picture")
 
     rng = random.Random(f"check:{where}")
     sample_text: str | None = None
@@ -444,6 +447,7 @@ def _seen_by(game: Game, state: Any, viewer: Viewer) -> dict[str, Any]:
     turn = game.to_move(state)
     seen: dict[str, Any] = {
         "render": game.render(state, viewer),
+        "picture": game.svg(state, viewer),
         "seats": sorted(turn.seats),
         "stage": turn.stage,
         "over": game.outcome(state) is not None,

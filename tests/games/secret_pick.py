@@ -98,6 +98,11 @@ class SecretPick(Game):
         hidden = state.pick if sees and state.pick else "?"
         return f"Hidden colour: {hidden}\nGuess: {state.guess or '-'}\n"
 
+    def svg(self, state: PickState, viewer: Viewer) -> str:
+        sees = viewer in (0, OMNISCIENT) or state.ply >= 2
+        colour = state.pick if sees and state.pick else "grey"
+        return f'<svg xmlns="http://www.w3.org/2000/svg"><circle r="9" fill="{colour}"/></svg>'
+
     def vary_hidden(self, state: PickState, viewer: int, rng: random.Random) -> PickState:
         if viewer == 0 or state.pick is None or state.ply >= 2:
             return state
@@ -134,6 +139,13 @@ class LeakyPick(SecretPick):
 
     def render(self, state: PickState, viewer: Viewer) -> str:
         return super().render(state, OMNISCIENT)
+
+
+class LeakyPicture(SecretPick):
+    """Its text diagram keeps the secret, but its picture draws the hidden colour for all."""
+
+    def svg(self, state: PickState, viewer: Viewer) -> str:
+        return super().svg(state, OMNISCIENT)
 
 
 class NeverVaries(SecretPick):

@@ -25,7 +25,7 @@ from pbmserv.games.testing import (
     random_playout,
     replay,
 )
-from tests.games.secret_pick import LeakyPick, NeverVaries, SecretPick
+from tests.games.secret_pick import LeakyPick, LeakyPicture, NeverVaries, SecretPick
 
 SEEDS = range(16 if os.environ.get("CI", "").lower() == "true" else 4)
 
@@ -184,6 +184,7 @@ def test_the_no_leak_check_passes_a_game_that_hides_well() -> None:
     ("game", "match"),
     [
         (LeakyPick(), r"sees \(render\) changes with secrets"),
+        (LeakyPicture(), r"sees \(picture\) changes with secrets"),
         (NeverVaries(), "vary_hidden never changed a state"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, Game) else "",

@@ -37,6 +37,7 @@ from pbmserv.games.entropy.notation import (
     _read_stock,
     _Reader,
 )
+from pbmserv.games.entropy.picture import entropy_svg
 from pbmserv.games.entropy.prompts import (
     _task,
 )
@@ -242,6 +243,11 @@ class Entropy(Game[EntropyState, EntropyMove]):
         lines.append("")
         lines.extend(_supply_lines(state))
         return "\n".join(lines)
+
+    def svg(self, state: EntropyState, viewer: Viewer) -> str:
+        """Every counter in its colour; every viewer sees the same."""
+        del viewer
+        return entropy_svg(state)
 
     # --- storage ----------------------------------------------------------------------------
 

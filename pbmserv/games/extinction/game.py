@@ -4,12 +4,14 @@ record, built on the board, state, notation and storage modules."""
 from __future__ import annotations
 
 import random
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
 import chess
 import chess.pgn
+import chess.svg
 
 from pbmserv.games.base import (
     Game,
@@ -224,6 +226,22 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         lines.append("")
         lines.append(self._status_line(state))
         return "\n".join(lines)
+
+    def svg(self, state: ExtinctionState, viewer: Viewer) -> str:
+        """python-chess's board, from Black's side for Black, with coordinates; the square the
+        last move went to highlighted."""
+        target = re.findall(r"[a-h][1-8]", state.last_move or "")
+        if state.last_move and state.last_move.startswith("O-O"):
+            rank = "1" if state.seat_to_move == 1 else "8"  # the side that just castled
+            target = [("c" if state.last_move.startswith("O-O-O") else "g") + rank]
+        fill = {chess.parse_square(target[-1]): "#f2e45c"} if target else {}
+        return chess.svg.board(
+            chess.Board(state.fen),
+            orientation=chess.BLACK if viewer == 1 else chess.WHITE,
+            fill=fill,
+            coordinates=True,
+            size=360,
+        )
 
     @staticmethod
     def _status_line(state: ExtinctionState) -> str:

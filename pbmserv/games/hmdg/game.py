@@ -21,6 +21,7 @@ from pbmserv.games.base import (
     Turn,
     Viewer,
 )
+from pbmserv.games.drawing import Grid, Mark, cells_named, square_svg
 from pbmserv.games.hmdg.geometry import (
     _NAMES,
     _WIDTH,
@@ -336,6 +337,41 @@ class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
         lines += ["", *self._key(state, viewer, sees), *self._counts(state), ""]
         lines += self._log(state, sees, viewer)
         return "\n".join(lines)
+
+    def svg(self, state: HmdgState, viewer: Viewer) -> str:
+        """The grid as :meth:`render` shows it to ``viewer``: revealed pieces as discs (X
+        black, O white), the viewer's own hidden pieces as rings, the points the last move
+        named highlighted."""
+        sees = self._sees(state, viewer)
+        visible = [state.shown[s] | (state.pieces[s] if sees[s] else 0) for s in (X_SIDE, O_SIDE)]
+        fills = ("#222222", "#ffffff")
+        inks = ("#ffffff", "#000000")
+        marks = {}
+        for point in range(SIZE * SIZE):
+            has = [bool(visible[s] >> point & 1) for s in (X_SIDE, O_SIDE)]
+            at = divmod(point, SIZE)
+            if all(has):
+                marks[at] = Mark("#888888", "*", "#ffffff")
+            elif any(has):
+                side = X_SIDE if has[X_SIDE] else O_SIDE
+                hidden = not state.shown[side] >> point & 1
+                label = SIDES[side].lower() if hidden else SIDES[side]
+                marks[at] = Mark(
+                    fills[side] if not hidden else "#444444", label, inks[side], hidden
+                )
+
+        def cell_of(name: str) -> tuple[int, int] | None:
+            return divmod(_NAMES.index(name), SIZE) if name in _NAMES else None
+
+        grid = Grid(
+            rows=SIZE,
+            cols=SIZE,
+            marks=marks,
+            row_labels=list(ROWS),
+            col_labels=[str(c + 1) for c in range(SIZE)],
+            highlight=cells_named(state.last_move, r"\b[A-HJ][1-9]\b", cell_of),
+        )
+        return square_svg(grid)
 
     @staticmethod
     def _sees(state: HmdgState, viewer: Viewer) -> tuple[bool, bool]:

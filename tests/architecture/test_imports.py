@@ -47,7 +47,7 @@ def _part(module: str) -> str:
 def _game(module: str) -> str | None:
     """The game a module of pbmserv.games belongs to; None for the package's own modules."""
     parts = module.split(".")
-    if len(parts) < 3 or parts[2] in ("base", "testing"):
+    if len(parts) < 3 or parts[2] in ("base", "drawing", "testing"):
         return None
     return parts[2]  # a game is one module or one package
 

@@ -387,15 +387,28 @@ def status_for(board: Board, seat: int | None) -> str:
     return f"waiting for {waiting}" if seat is not None else f"{waiting} to move"
 
 
+def _viewer(board: Board, seat: int | None) -> int | str:
+    """Who a seat (None: an observer) is to the game's render and svg."""
+    if board.finished and board.game.SPEC.hidden_information:
+        # However the game ended (even by resignation or a ruling), nothing is secret any more.
+        return OMNISCIENT
+    return seat if seat is not None else PUBLIC
+
+
+def board_picture(board: Board, seat: int | None, user: User) -> str | None:
+    """The board as an SVG picture for the seat (None: an observer), for a user who takes
+    board mail with pictures; None for one who takes text alone."""
+    if user.mail_format != "html":
+        return None
+    return board.game.svg(board.state, _viewer(board, seat))
+
+
 def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[str, Any]:
     """Everything the board template shows to one viewer."""
     game = board.game
     turn = game.to_move(board.state)
     spec = game.SPEC
-    viewer: int | str = seat if seat is not None else PUBLIC
-    if board.finished and spec.hidden_information:
-        # However the game ended (even by resignation or a ruling), nothing is secret any more.
-        viewer = OMNISCIENT
+    viewer = _viewer(board, seat)
     your_turn = seat is not None and seat in turn.seats and not board.finished
     verb = next((k for k in spec.move_kinds if k.name == turn.stage), None)
     return {
@@ -459,16 +472,28 @@ def notify_board(
                     "reply_by_mail": threads[user.id].reply_tag is not None,
                 },
                 thread=threads[user.id],
+                picture=board_picture(board, seat, user),
             )
         )
 
 
 def board_notice(
-    ctx: CommandContext, board: Board, user: User, kind: str, data: dict[str, Any]
+    ctx: CommandContext,
+    board: Board,
+    user: User,
+    kind: str,
+    data: dict[str, Any],
+    *,
+    with_picture: bool = False,
 ) -> None:
     """A notice about ``board`` to ``user`` (a reminder, a chat line, a proposal), in the
-    user's thread of the board."""
+    user's thread of the board; ``with_picture``: it shows the board (a reminder)."""
     seat = next((s.seat for s in board.row.seats if s.user_id == user.id), None)
     thread = board_mail.thread(ctx, board.row, user, seat)
     data = {**data, "reply_by_mail": thread.reply_tag is not None}
-    ctx.notify(Notification(to=user.email, channel="notice", kind=kind, data=data, thread=thread))
+    picture = board_picture(board, seat, user) if with_picture else None
+    ctx.notify(
+        Notification(
+            to=user.email, channel="notice", kind=kind, data=data, thread=thread, picture=picture
+        )
+    )

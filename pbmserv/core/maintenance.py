@@ -155,4 +155,4 @@ def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float)
             continue
         view = service.board_view(board, seat.seat, seat.user)
         data = {"view": view, "idle_days": idle_days, "days_left": max(1, round(days_left))}
-        service.board_notice(ctx, board, seat.user, "reminder", data)
+        service.board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)

@@ -41,6 +41,7 @@ SECTION_KINDS = frozenset(
         "ratings_table",
         "record",
         "reply_refused",
+        "settings_changed",
         "resigned",
         "shown",
         "signed_off",
@@ -135,6 +136,8 @@ class Notification:
     data: dict[str, Any] = field(default_factory=dict)
     #: A board's mail: its place in the recipient's thread of the board.
     thread: MailThread | None = None
+    #: The board as an SVG picture, for a recipient who takes board mail with pictures.
+    picture: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in NOTICE_KINDS:

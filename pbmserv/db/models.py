@@ -53,6 +53,10 @@ class User(Base):
     guess_alert_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: Signed off (on holiday) since then: no reminders or forfeits on their boards.
     away_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: Board mail as "html" (the text and a picture of the board) or "text" alone.
+    mail_format: Mapped[str] = mapped_column(String(8), default="html", server_default="html")
+    #: "daily": the boards waiting for a move come in one mail a day; "off": a mail a move.
+    digest: Mapped[str] = mapped_column(String(8), default="off", server_default="off")
 
 
 class UserAddress(Base):

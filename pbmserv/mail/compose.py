@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import quopri
+import logging
+import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -15,10 +16,13 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from pbmserv.config import Settings
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
-from pbmserv.mail import headers
+from pbmserv.mail import headers, mime
 from pbmserv.mail.decode import REPLY_PREFIX
+from pbmserv.mail.pictures import png_of, width_of
 from pbmserv.mail.wording import notice_template, section_template
 from pbmserv.resources import templates_dir
+
+log = logging.getLogger("pbmserv.compose")
 
 
 @cache
@@ -35,6 +39,22 @@ def environment() -> Environment:
 
 def render(template: str, context: dict[str, Any]) -> str:
     return environment().get_template(template).render(**context)
+
+
+@cache
+def html_environment() -> Environment:
+    return Environment(
+        loader=FileSystemLoader(str(templates_dir())),
+        undefined=StrictUndefined,
+        autoescape=True,  # every value in HTML is escaped
+    )
+
+
+def render_html(subject: str, text: str, picture: str, cid: str) -> str:
+    """The HTML alternative of a board mail: the picture above the text, which stays whole
+    (for screen readers, and for what the picture leaves out)."""
+    context = {"subject": subject, "text": text, "cid": cid, "width": width_of(picture)}
+    return html_environment().get_template("mail/board.html.j2").render(**context)
 
 
 def render_reply_body(sections: Sequence[Section], settings: Settings) -> str:
@@ -73,11 +93,13 @@ def build_message(
     references: Sequence[str] = (),
     message_id: str | None = None,
     reply_to: str | None = None,
+    picture: str | None = None,
 ) -> Composed:
     """The message as bytes; every header value goes through :mod:`pbmserv.mail.headers`.
     ValueError if ``to`` is not an address we can write (see ``headers.safe_address``).
     ``message_id``: one chosen ahead (a board's thread), else a new one; ``reply_to``: the
-    address replies should go to (a seat's reply address)."""
+    address replies should go to (a seat's reply address); ``picture``: an SVG of the board,
+    sent as a PNG that an HTML alternative of the text shows above it."""
     if message_id is None or not headers.safe_message_id(message_id):
         message_id = make_msgid(domain=_domain(settings.address))
     threading: list[str | None] = []
@@ -88,11 +110,16 @@ def build_message(
         ]
     if reply_to is not None and headers.safe_address(reply_to):
         threading.append(headers.mailbox_field("Reply-To", reply_to, "pbmserv"))
-    if not body.endswith("\n"):
-        body += "\n"
-    # Plain ASCII stays readable as it is; anything else is quoted-printable.
-    plain = body.isascii() and all(len(line) <= 998 for line in body.splitlines())
-    encoded = body.encode("ascii") if plain else quopri.encodestring(body.encode("utf-8"))
+    content, encoded = mime.text_body(body)
+    if picture is not None:
+        cid = f"board.{secrets.token_hex(8)}@{_domain(settings.address)}"
+        try:
+            png = png_of(picture)
+        except Exception:  # the text says it all: the mail goes without its picture
+            log.exception("could not draw a board's picture; sending the text alone")
+        else:
+            html = render_html(subject, body, picture, cid)
+            content, encoded = mime.picture_body(body, html, png, cid)
     block = headers.header_block(
         [
             headers.mailbox_field("From", settings.address, "pbmserv"),
@@ -104,8 +131,7 @@ def build_message(
             headers.mailbox_field("X-Loop", settings.address),
             *threading,
             "MIME-Version: 1.0",
-            'Content-Type: text/plain; charset="utf-8"',
-            f"Content-Transfer-Encoding: {'7bit' if plain else 'quoted-printable'}",
+            *content,
         ]
     )
     return Composed(message_id, block + b"\n" + encoded)

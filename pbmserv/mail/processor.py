@@ -89,6 +89,7 @@ def outbox_row(
     inbox_id: int | None,
     answering: IncomingMail | None = None,
     thread: MailThread | None = None,
+    picture: str | None = None,
 ) -> dict[str, Any] | None:
     """The outbox row of one composed message; ``answering`` is the message it replies to
     (threading headers, auto-replied), ``thread`` its place in a board's thread (threading
@@ -121,6 +122,7 @@ def outbox_row(
         body=body,
         now=now,
         auto_submitted="auto-replied" if answering else "auto-generated",
+        picture=picture,
         **threading,
     )
     return {
@@ -170,6 +172,7 @@ def notification_rows(
             now=now,
             inbox_id=inbox_id,
             thread=note.thread,
+            picture=note.picture,
         )
         if row is not None:
             rows.append(row)

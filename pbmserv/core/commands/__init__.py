@@ -10,6 +10,7 @@ from pbmserv.core.commands import (  # noqa: F401
     proposals,
     queueing,
     ratings,
+    settings,
     submitting,
     talk,
     tournament,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from pbmserv.core.commands.registry import command
+from pbmserv.core.commands.settings import settings_of
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import Section
@@ -67,5 +68,10 @@ def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
                 + ", ".join(s.user.display_id for s in row.seats if s.seat in waiting),
             }
         )
-    context = {"userid": user.display_id, "boards": boards, "away": user.away_since is not None}
+    context = {
+        "userid": user.display_id,
+        "boards": boards,
+        "away": user.away_since is not None,
+        "settings": settings_of(user),
+    }
     return Section("status", context, summary=f"status {user.userid}")

@@ -1,0 +1,60 @@
+"""``set USERID PASSWORD NAME=VALUE ...``: a user's own settings for the mail they get."""
+
+from __future__ import annotations
+
+from pbmserv.core import logins
+from pbmserv.core.commands.registry import command
+from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import CommandLine
+from pbmserv.core.results import CommandError, Section
+from pbmserv.db.models import User
+from pbmserv.games.base import AnyGame
+
+#: Each setting: the values it takes (the first is the default) and the user's column.
+SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "mail": (("html", "text"), "mail_format"),
+}
+SYNTAX = "set USERID PASSWORD " + " ".join(
+    f"{name}={'|'.join(values)}" for name, (values, _column) in SETTINGS.items()
+)
+
+
+def settings_of(user: User) -> dict[str, str]:
+    """The user's settings, by name."""
+    return {name: getattr(user, column) for name, (_values, column) in SETTINGS.items()}
+
+
+def _parsed(words: tuple[str, ...]) -> dict[str, str]:
+    wanted: dict[str, str] = {}
+    for word in words:
+        name, equals, value = word.lower().partition("=")
+        if not equals or name not in SETTINGS:
+            known = ", ".join(SETTINGS)
+            raise CommandError(f'"{word[:40]}" is not a setting (settings: {known})')
+        values = SETTINGS[name][0]
+        if value not in values:
+            raise CommandError(f'{name} is one of {", ".join(values)}, not "{value[:20]}"')
+        wanted[name] = value
+    return wanted
+
+
+@command(
+    "set",
+    SYNTAX,
+    "your settings: board mail with a picture of the board (html) or text alone",
+    secret_words=(2,),
+    min_words=4,
+    details="mail=html (the default): each board mail has the text and, for mail programs\n"
+    "that show HTML, a picture of the board above it. mail=text: the text alone.\n"
+    '"status USERID" shows your settings; "help settings" says more.',
+)
+def set_settings(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    user = logins.authenticate(ctx, line.words[1], line.words[2])
+    wanted = _parsed(line.words[3:])
+    for name, value in wanted.items():
+        setattr(user, SETTINGS[name][1], value)
+    return Section(
+        "settings_changed",
+        {"userid": user.display_id, "changed": wanted, "settings": settings_of(user)},
+        summary="set " + " ".join(f"{k}={v}" for k, v in wanted.items()),
+    )

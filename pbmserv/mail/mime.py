@@ -1,0 +1,71 @@
+"""The body of a message we send: plain text, or text with an HTML alternative that shows a
+picture (multipart/related around multipart/alternative, the picture inline by Content-ID).
+
+Everything written here is ours (boundaries, types, encodings); text comes in already
+rendered. Returns the content header lines and the body bytes.
+"""
+
+from __future__ import annotations
+
+import base64
+import quopri
+import secrets
+
+
+def _encoded(text: str) -> tuple[str, bytes]:
+    """The transfer encoding and bytes of a text part: plain ASCII stays readable as it is;
+    anything else is quoted-printable."""
+    if not text.endswith("\n"):
+        text += "\n"
+    plain = text.isascii() and all(len(line) <= 998 for line in text.splitlines())
+    if plain:
+        return "7bit", text.encode("ascii")
+    return "quoted-printable", quopri.encodestring(text.encode("utf-8"))
+
+
+def text_body(text: str) -> tuple[list[str], bytes]:
+    """A text/plain body."""
+    encoding, data = _encoded(text)
+    return [
+        'Content-Type: text/plain; charset="utf-8"',
+        f"Content-Transfer-Encoding: {encoding}",
+    ], data
+
+
+def picture_body(text: str, html: str, png: bytes, cid: str) -> tuple[list[str], bytes]:
+    """The text, an HTML alternative, and the PNG the HTML shows as ``cid:CID``."""
+    related, alternative = f"=_pbm_r_{secrets.token_hex(8)}", f"=_pbm_a_{secrets.token_hex(8)}"
+    text_headers, text_data = text_body(text)
+    html_encoding, html_data = _encoded(html)
+    if html_encoding == "7bit" and any(len(line) > 76 for line in html.splitlines()):
+        html_encoding, html_data = "quoted-printable", quopri.encodestring(html.encode("utf-8"))
+    image = base64.encodebytes(png)  # lines of 76 characters
+    lines: list[bytes] = [
+        f"--{related}".encode(),
+        f'Content-Type: multipart/alternative; boundary="{alternative}"'.encode(),
+        b"",
+        f"--{alternative}".encode(),
+        *(h.encode() for h in text_headers),
+        b"",
+        text_data,
+        f"--{alternative}".encode(),
+        b'Content-Type: text/html; charset="utf-8"',
+        f"Content-Transfer-Encoding: {html_encoding}".encode(),
+        b"",
+        html_data,
+        f"--{alternative}--".encode(),
+        b"",
+        f"--{related}".encode(),
+        b'Content-Type: image/png; name="board.png"',
+        b"Content-Transfer-Encoding: base64",
+        f"Content-ID: <{cid}>".encode(),
+        b'Content-Disposition: inline; filename="board.png"',
+        b"",
+        image.rstrip(b"\n"),
+        f"--{related}--".encode(),
+        b"",
+    ]
+    headers = [
+        f'Content-Type: multipart/related; boundary="{related}"; type="multipart/alternative"'
+    ]
+    return headers, b"\n".join(lines)

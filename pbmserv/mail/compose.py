@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import logging
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,11 +17,9 @@ from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
 from pbmserv.mail import headers, mime
 from pbmserv.mail.decode import REPLY_PREFIX
-from pbmserv.mail.pictures import png_of, width_of
+from pbmserv.mail.pictures import width_of
 from pbmserv.mail.wording import notice_template, section_template
 from pbmserv.resources import templates_dir
-
-log = logging.getLogger("pbmserv.compose")
 
 
 @cache
@@ -99,7 +96,8 @@ def build_message(
     ValueError if ``to`` is not an address we can write (see ``headers.safe_address``).
     ``message_id``: one chosen ahead (a board's thread), else a new one; ``reply_to``: the
     address replies should go to (a seat's reply address); ``picture``: an SVG of the board,
-    sent as a PNG that an HTML alternative of the text shows above it."""
+    which an HTML alternative of the text shows above it (drawn as PNG on delivery, see
+    :func:`pbmserv.mail.pictures.finish_pictures`)."""
     if message_id is None or not headers.safe_message_id(message_id):
         message_id = make_msgid(domain=_domain(settings.address))
     threading: list[str | None] = []
@@ -113,13 +111,8 @@ def build_message(
     content, encoded = mime.text_body(body)
     if picture is not None:
         cid = f"board.{secrets.token_hex(8)}@{_domain(settings.address)}"
-        try:
-            png = png_of(picture)
-        except Exception:  # the text says it all: the mail goes without its picture
-            log.exception("could not draw a board's picture; sending the text alone")
-        else:
-            html = render_html(subject, body, picture, cid)
-            content, encoded = mime.picture_body(body, html, png, cid)
+        html = render_html(subject, body, picture, cid)
+        content, encoded = mime.picture_body(body, html, picture, cid)
     block = headers.header_block(
         [
             headers.mailbox_field("From", settings.address, "pbmserv"),

@@ -28,7 +28,7 @@ import secrets
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -51,6 +51,8 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
+from pbmserv.mail.mime import TO_PNG
+from pbmserv.mail.pictures import finish_pictures
 
 log = logging.getLogger("pbmserv.delivery")
 
@@ -555,6 +557,8 @@ async def _deliver_one(
         await asyncio.to_thread(lease.renew, items[index:])
     if not lease.holds(item):
         return None  # another run has it now
+    if TO_PNG in item.raw:  # a board's picture, drawn now rather than while moves are played
+        item = replace(item, raw=await asyncio.to_thread(finish_pictures, item.raw))
     if relay is None:
         outcome = await asyncio.to_thread(_spool_one, lease.settings.spool, item)
     else:

@@ -1,22 +1,34 @@
-"""A board mail with a picture: its text part is the text mail's body, byte for byte; a
-picture that cannot be drawn leaves the text alone."""
+"""A board mail with a picture: its text part is the text mail's body, byte for byte; the
+picture is queued as SVG and drawn as PNG on delivery; one that cannot be drawn stays SVG."""
 
 from __future__ import annotations
 
 import email
 import email.policy
+import io
 from datetime import UTC, datetime
+
+from PIL import Image
 
 from pbmserv.config import Settings
 from pbmserv.games import find_game
 from pbmserv.mail.compose import build_message
+from pbmserv.mail.pictures import finish_pictures
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 BODY = "alice (Vert) played c3x.\n\n    a b c\n 1  . . .  1\n\nCafé: it is your move.\n"
 
 
 def compose(picture: str | None) -> email.message.EmailMessage:
-    raw = build_message(
+    return parse(composed(picture))
+
+
+def parse(raw: bytes) -> email.message.EmailMessage:
+    return email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[return-value]
+
+
+def composed(picture: str | None) -> bytes:
+    return build_message(
         settings=Settings(),
         to="bob@example.org",
         subject="chameleon board 1: your move",
@@ -25,7 +37,6 @@ def compose(picture: str | None) -> email.message.EmailMessage:
         auto_submitted="auto-generated",
         picture=picture,
     ).raw
-    return email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[return-value]
 
 
 def test_the_text_part_is_the_text_mail() -> None:
@@ -41,6 +52,38 @@ def test_the_text_part_is_the_text_mail() -> None:
     assert html is not None and "Caf\u00e9: it is your move." in html.get_content()
 
 
-def test_a_picture_that_cannot_be_drawn_leaves_the_text() -> None:
-    message = compose("<svg this is not a picture")
-    assert message.get_content_type() == "text/plain" and message.get_content() == BODY
+def board_svg() -> str:
+    import random
+
+    game = find_game("chameleon")
+    assert game is not None
+    return game.svg(game.new_game({"size": 3}, random.Random(0)), 0)
+
+
+def parts(message: email.message.EmailMessage) -> dict[str, email.message.EmailMessage]:
+    return {part.get_content_type(): part for part in message.walk()}
+
+
+def test_delivery_draws_the_queued_svg_as_png() -> None:
+    raw = composed(board_svg())
+    queued = parts(parse(raw))
+    assert "image/svg+xml" in queued and "image/png" not in queued
+    sent = parts(parse(finish_pictures(raw)))
+    assert "image/svg+xml" not in sent and b"X-Pbmserv-Picture" not in finish_pictures(raw)
+    png = sent["image/png"]
+    assert png["Content-ID"] == queued["image/svg+xml"]["Content-ID"]
+    assert png.get_filename() == "board.png"
+    assert Image.open(io.BytesIO(png.get_content())).format == "PNG"
+    assert sent["text/plain"].get_content() == BODY
+
+
+def test_text_mail_goes_untouched() -> None:
+    raw = composed(None)
+    assert finish_pictures(raw) is raw
+
+
+def test_a_picture_that_cannot_be_drawn_stays_svg_and_the_text_goes() -> None:
+    raw = finish_pictures(composed("<svg this is not a picture"))
+    sent = parts(parse(raw))
+    assert "image/png" not in sent and b"X-Pbmserv-Picture" not in raw
+    assert sent["text/plain"].get_content() == BODY

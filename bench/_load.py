@@ -421,11 +421,14 @@ class Tracker:
 
     def on_mail(self, arrived: float, headers: Message, raw: bytes) -> None:
         subject = str(headers.get("Subject", "")).encode()
-        answering = str(headers.get("In-Reply-To", "")).strip()
+        # Board mail answers the board's previous mail (threading), so it has In-Reply-To
+        # too: a reply to a player is the mail marked auto-replied.
+        replied = str(headers.get("Auto-Submitted", "")).strip() == "auto-replied"
+        answering = str(headers.get("In-Reply-To", "")).strip() if replied else ""
         with self.lock:
             game: BenchGame | None = None
             match = _BOARD_SUBJECT.match(subject)
-            if match and not answering:
+            if match and not replied:
                 board = int(match.group(2))
                 self.boards[board] = self.boards.get(board, 0) + 1
                 game = self.by_board.get(board)

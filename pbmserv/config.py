@@ -65,7 +65,9 @@ class Settings:
     # A board is forfeited only after a reminder sent at least this many days before (after
     # downtime too: an overdue board gets its reminder first, and this notice).
     forfeit_notice_days: float = 2.0
-    # How often `serve` runs the maintenance (reminders, forfeits); 0 turns it off.
+    # The hour (0-23, UTC) at which the daily digests go out, to the users who chose them.
+    digest_hour: int = 7
+    # How often `serve` runs the maintenance (reminders, forfeits, digests); 0 turns it off.
     maintenance_interval_seconds: float = 3600.0
     # `serve` deletes sent mail queued more than this many days ago, once an hour; 0 keeps it.
     sent_retention_days: float = 30.0
@@ -132,6 +134,7 @@ ENV_NAMES = {
     "forfeit_after_days": "PBMSERV_FORFEIT_AFTER_DAYS",
     "forfeit_notice_days": "PBMSERV_FORFEIT_NOTICE_DAYS",
     "trusted_authserv_ids": "PBMSERV_TRUSTED_AUTHSERV_IDS",
+    "digest_hour": "PBMSERV_DIGEST_HOUR",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
@@ -221,6 +224,8 @@ def load_settings(
     settings = replace(Settings(), **values)
     if settings.forfeit_after_days <= settings.remind_after_days:
         raise ConfigError("forfeit_after_days must exceed remind_after_days")
+    if not 0 <= settings.digest_hour <= 23:
+        raise ConfigError("digest_hour must be an hour of the day, 0 to 23")
     if settings.forfeit_notice_days < 0:
         raise ConfigError("forfeit_notice_days must be 0 or more")
     if settings.sent_retention_days < 0:

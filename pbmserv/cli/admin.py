@@ -21,6 +21,7 @@ from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings, mask_url
 from pbmserv.core import admin as ops
 from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.digest import send_digests
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments.service import settle_finished
@@ -126,7 +127,10 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
             p.add_argument("--older-than", type=_positive, required=True, metavar="DAYS")
 
     p = action(
-        groups, "maintain", _maintain, "remind idle boards' players, forfeit abandoned boards"
+        groups,
+        "maintain",
+        _maintain,
+        "remind idle boards' players, forfeit abandoned boards, send the daily digests due",
     )
     p.add_argument("--now", type=_when, help="act as if it were this time (ISO; for tests)")
     p = action(groups, "broadcast", _broadcast, "mail a message to every user")
@@ -262,9 +266,12 @@ def _broadcast(args: argparse.Namespace, ctx: CommandContext) -> None:
 
 def _maintain(args: argparse.Namespace, ctx: CommandContext) -> None:
     report = run_maintenance(ctx)
+    digested = send_digests(ctx)
     tables.print_message(
-        f"reminded {len(report.reminded)} board(s), forfeited {len(report.forfeited)}",
+        f"reminded {len(report.reminded)} board(s), forfeited {len(report.forfeited)}, "
+        f"sent {len(digested)} digest(s)",
         args.json,
         reminded=report.reminded,
         forfeited=report.forfeited,
+        digests=digested,
     )

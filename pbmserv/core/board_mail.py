@@ -41,6 +41,12 @@ def new_token() -> str:
     return "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(_TOKEN_LENGTH))
 
 
+def reply_address(server_address: str, tag: str) -> str:
+    """The server's address with ``tag`` after a ``+`` (plus addressing)."""
+    local, _at, domain = server_address.rpartition("@")
+    return f"{local}+{tag}@{domain}"
+
+
 def mask_tokens(text: str) -> str:
     """``text`` with the token of every reply address in it masked (for logs and kept
     headers): ``pbmserv+b17-s0-********@host``."""
@@ -55,28 +61,44 @@ def parse_tag(tag: str) -> ReplyTag | None:
     return ReplyTag(int(match.group(1)), int(match.group(2)), match.group(3))
 
 
+def _mail_of(
+    ctx: CommandContext, row: GameRow, user: User, seat: int | None, stored: dict[int, BoardMail]
+) -> BoardMail:
+    """The user's row of the board (made if need be), its seat current, a seat's token set."""
+    mail = stored.get(user.id)
+    if mail is None:
+        mail = BoardMail(game_id=row.id, user_id=user.id, seat=seat)
+        ctx.session.add(mail)
+        stored[user.id] = mail
+    if mail.seat != seat:
+        mail.seat, mail.token = seat, None
+    if seat is not None and mail.token is None:
+        mail.token = new_token()
+    return mail
+
+
+def _stored(ctx: CommandContext, row: GameRow) -> dict[int, BoardMail]:
+    query = select(BoardMail).where(BoardMail.game_id == row.id)
+    return {m.user_id: m for m in ctx.session.scalars(query)}
+
+
+def reply_tag(ctx: CommandContext, row: GameRow, user: User, seat: int) -> str:
+    """The seat's reply-address tag (``b17-s0-TOKEN``), made if need be; the thread stays."""
+    mail = _mail_of(ctx, row, user, seat, _stored(ctx, row))
+    return f"b{row.id}-s{seat}-{mail.token}"
+
+
 def threads(
     ctx: CommandContext, row: GameRow, recipients: Iterable[tuple[User, int | None]]
 ) -> dict[int, MailThread]:
     """The next mail of ``row`` to each (user, seat or None), by user id: each user's thread
     advances by one message, and a player's seat gets its reply token if it has none."""
     wanted = list(recipients)
-    stored = {
-        m.user_id: m
-        for m in ctx.session.scalars(select(BoardMail).where(BoardMail.game_id == row.id))
-    }
+    stored = _stored(ctx, row)
     domain = ctx.settings.address.rpartition("@")[2] or "localhost"
     result = {}
     for user, seat in wanted:
-        mail = stored.get(user.id)
-        if mail is None:
-            mail = BoardMail(game_id=row.id, user_id=user.id, seat=seat)
-            ctx.session.add(mail)
-            stored[user.id] = mail
-        if mail.seat != seat:
-            mail.seat, mail.token = seat, None
-        if seat is not None and mail.token is None:
-            mail.token = new_token()
+        mail = _mail_of(ctx, row, user, seat, stored)
         message_id = make_msgid(idstring=f"b{row.id}", domain=domain)
         previous = mail.last_message_id
         references = tuple(dict.fromkeys(i for i in (mail.first_message_id, previous) if i))

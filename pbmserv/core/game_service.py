@@ -458,6 +458,9 @@ def notify_board(
     ]
     player_ids = {s.user_id for s in board.row.seats}
     recipients += [(u, None) for u in observers(ctx, board) if u.id not in player_ids]
+    # A new game and a game's end come at once; other moves wait for a daily digest's users.
+    news = board.finished or board.game.move_number(board.state) == 0
+    recipients = [(u, seat) for u, seat in recipients if news or u.digest != "daily"]
     threads = board_mail.threads(ctx, board.row, recipients)
     for user, seat in recipients:
         seen = event if seat is None else private_events.get(seat, event)

@@ -33,6 +33,8 @@ from pbmserv.games.base import Outcome, Termination
 class MaintenanceReport:
     reminded: list[int] = field(default_factory=list)
     forfeited: list[int] = field(default_factory=list)
+    #: Users sent their daily digest (see core.digest).
+    digested: list[int] = field(default_factory=list)
     #: How many due boards the query gave, and the last one's id: where the next chunk starts.
     examined: int = 0
     last_id: int | None = None

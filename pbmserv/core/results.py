@@ -68,6 +68,7 @@ NOTICE_KINDS = frozenset(
         "board_deleted",
         "broadcast",
         "chat",
+        "digest",
         "message",
         "password_guessing",
         "password_reset",
@@ -138,6 +139,8 @@ class Notification:
     thread: MailThread | None = None
     #: The board as an SVG picture, for a recipient who takes board mail with pictures.
     picture: str | None = None
+    #: A digest's pictures, one a board in the order of ``data["boards"]``.
+    pictures: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.kind not in NOTICE_KINDS:

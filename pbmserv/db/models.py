@@ -57,6 +57,8 @@ class User(Base):
     mail_format: Mapped[str] = mapped_column(String(8), default="html", server_default="html")
     #: "daily": the boards waiting for a move come in one mail a day; "off": a mail a move.
     digest: Mapped[str] = mapped_column(String(8), default="off", server_default="off")
+    #: When the last daily digest was made for the user (None: never).
+    digest_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 class UserAddress(Base):

@@ -47,10 +47,11 @@ def html_environment() -> Environment:
     )
 
 
-def render_html(subject: str, text: str, picture: str, cid: str) -> str:
-    """The HTML alternative of a board mail: the picture above the text, which stays whole
-    (for screen readers, and for what the picture leaves out)."""
-    context = {"subject": subject, "text": text, "cid": cid, "width": width_of(picture)}
+def render_html(subject: str, text: str, pictures: Sequence[tuple[str, str]]) -> str:
+    """The HTML alternative of a board mail: the pictures (Content-ID, SVG) above the text,
+    which stays whole (for screen readers, and for what the pictures leave out)."""
+    shown = [{"cid": cid, "width": width_of(svg)} for cid, svg in pictures]
+    context = {"subject": subject, "text": text, "pictures": shown}
     return html_environment().get_template("mail/board.html.j2").render(**context)
 
 
@@ -91,13 +92,14 @@ def build_message(
     message_id: str | None = None,
     reply_to: str | None = None,
     picture: str | None = None,
+    pictures: Sequence[str] = (),
 ) -> Composed:
     """The message as bytes; every header value goes through :mod:`pbmserv.mail.headers`.
     ValueError if ``to`` is not an address we can write (see ``headers.safe_address``).
     ``message_id``: one chosen ahead (a board's thread), else a new one; ``reply_to``: the
     address replies should go to (a seat's reply address); ``picture``: an SVG of the board,
     which an HTML alternative of the text shows above it (drawn as PNG on delivery, see
-    :func:`pbmserv.mail.pictures.finish_pictures`)."""
+    :func:`pbmserv.mail.pictures.finish_pictures`); ``pictures``: several (a digest)."""
     if message_id is None or not headers.safe_message_id(message_id):
         message_id = make_msgid(domain=_domain(settings.address))
     threading: list[str | None] = []
@@ -109,10 +111,12 @@ def build_message(
     if reply_to is not None and headers.safe_address(reply_to):
         threading.append(headers.mailbox_field("Reply-To", reply_to, "pbmserv"))
     content, encoded = mime.text_body(body)
-    if picture is not None:
-        cid = f"board.{secrets.token_hex(8)}@{_domain(settings.address)}"
-        html = render_html(subject, body, picture, cid)
-        content, encoded = mime.picture_body(body, html, picture, cid)
+    shown = [picture] if picture is not None else list(pictures)
+    if shown:
+        domain = _domain(settings.address)
+        named = [(f"board.{secrets.token_hex(8)}@{domain}", svg) for svg in shown]
+        html = render_html(subject, body, named)
+        content, encoded = mime.picture_body(body, html, named)
     block = headers.header_block(
         [
             headers.mailbox_field("From", settings.address, "pbmserv"),
@@ -137,12 +141,6 @@ def reply_subject(original: str) -> str:
     while (prefix := REPLY_PREFIX.match(original)) is not None:
         original = original[prefix.end() :].lstrip()
     return f"Re: {original}" if original else "Re: your message to pbmserv"
-
-
-def reply_address(server_address: str, tag: str) -> str:
-    """The server's address with ``tag`` after a ``+`` (plus addressing)."""
-    local, _at, domain = server_address.rpartition("@")
-    return f"{local}+{tag}@{domain}"
 
 
 def render_notification(notification: Notification, settings: Settings) -> str:

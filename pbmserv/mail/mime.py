@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import quopri
 import secrets
+from collections.abc import Sequence
 
 
 def _encoded(text: str) -> tuple[str, bytes]:
@@ -36,16 +37,17 @@ def text_body(text: str) -> tuple[list[str], bytes]:
 TO_PNG = b"X-Pbmserv-Picture: to-png"
 
 
-def picture_body(text: str, html: str, svg: str, cid: str) -> tuple[list[str], bytes]:
-    """The text, an HTML alternative, and the picture the HTML shows as ``cid:CID``: an SVG
-    part marked for delivery to draw as PNG (drawing costs tens of milliseconds; it is done
-    while the mail goes out, not while the move is played)."""
+def picture_body(
+    text: str, html: str, pictures: Sequence[tuple[str, str]]
+) -> tuple[list[str], bytes]:
+    """The text, an HTML alternative, and the pictures (Content-ID, SVG) the HTML shows as
+    ``cid:ID``: SVG parts marked for delivery to draw as PNG (drawing costs tens of
+    milliseconds; it is done while the mail goes out, not while the move is played)."""
     related, alternative = f"=_pbm_r_{secrets.token_hex(8)}", f"=_pbm_a_{secrets.token_hex(8)}"
     text_headers, text_data = text_body(text)
     html_encoding, html_data = _encoded(html)
     if html_encoding == "7bit" and any(len(line) > 76 for line in html.splitlines()):
         html_encoding, html_data = "quoted-printable", quopri.encodestring(html.encode("utf-8"))
-    image = base64.encodebytes(svg.encode("utf-8"))  # lines of 76 characters
     lines: list[bytes] = [
         f"--{related}".encode(),
         f'Content-Type: multipart/alternative; boundary="{alternative}"'.encode(),
@@ -61,18 +63,19 @@ def picture_body(text: str, html: str, svg: str, cid: str) -> tuple[list[str], b
         html_data,
         f"--{alternative}--".encode(),
         b"",
-        f"--{related}".encode(),
-        b'Content-Type: image/svg+xml; name="board.svg"',
-        b"Content-Transfer-Encoding: base64",
-        f"Content-ID: <{cid}>".encode(),
-        b'Content-Disposition: inline; filename="board.svg"',
-        TO_PNG,
-        b"",
-        image.rstrip(b"\n"),
-        f"--{related}--".encode(),
-        b"",
     ]
-    headers = [
-        f'Content-Type: multipart/related; boundary="{related}"; type="multipart/alternative"'
-    ]
+    for cid, svg in pictures:
+        lines += [
+            f"--{related}".encode(),
+            b'Content-Type: image/svg+xml; name="board.svg"',
+            b"Content-Transfer-Encoding: base64",
+            f"Content-ID: <{cid}>".encode(),
+            b'Content-Disposition: inline; filename="board.svg"',
+            TO_PNG,
+            b"",
+            base64.encodebytes(svg.encode("utf-8")).rstrip(b"\n"),  # lines of 76 characters
+        ]
+    lines += [f"--{related}--".encode(), b""]
+    kind = f'multipart/related; boundary="{related}"; type="multipart/alternative"'
+    headers = [f"Content-Type: {kind}"]
     return headers, b"\n".join(lines)

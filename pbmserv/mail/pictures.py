@@ -36,23 +36,26 @@ def width_of(svg: str) -> int | None:
 
 
 def finish_pictures(raw: bytes) -> bytes:
-    """``raw`` with its marked SVG picture part drawn as a PNG part (the same Content-ID). A
+    """``raw`` with each marked SVG picture part drawn as a PNG part (the same Content-ID). A
     picture that cannot be drawn stays SVG, unmarked: the text says it all anyway."""
-    marker = raw.find(b"\n" + TO_PNG + b"\n")
-    if marker < 0:
-        return raw
+    while (marker := raw.find(b"\n" + TO_PNG + b"\n")) >= 0:
+        raw = _finish_one(raw, marker)
+    return raw
+
+
+def _finish_one(raw: bytes, marker: int) -> bytes:
     start = raw.rfind(b"\n--", 0, marker) + 1  # the boundary line opening the part
     head_end = marker + len(TO_PNG) + 2  # the blank line after the part's headers
     body_end = raw.find(b"\n--", head_end)
     if start <= 0 or body_end < 0:
-        return raw.replace(b"\n" + TO_PNG, b"", 1)
+        return raw[:marker] + raw[marker + 1 + len(TO_PNG) :]
     head = raw[start:marker]
     try:
         svg = base64.b64decode(raw[head_end + 1 : body_end]).decode("utf-8")
         png = png_of(svg)
     except Exception:
         log.exception("could not draw a board's picture; it goes as SVG")
-        return raw.replace(b"\n" + TO_PNG, b"", 1)
+        return raw[:marker] + raw[marker + 1 + len(TO_PNG) :]
     head = head.replace(b'image/svg+xml; name="board.svg"', b'image/png; name="board.png"')
     head = head.replace(b'filename="board.svg"', b'filename="board.png"')
     data = base64.encodebytes(png).rstrip(b"\n")

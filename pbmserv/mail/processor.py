@@ -26,8 +26,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core import board_mail
-from pbmserv.core.board_mail import ReplyTag
+from pbmserv.core.board_mail import ReplyTag, reply_address
 from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.digest import send_digests
 from pbmserv.core.dispatch import (
     dispatch_line,
     is_command,
@@ -53,7 +54,6 @@ from pbmserv.mail.compose import (
     render,
     render_notification,
     render_reply_body,
-    reply_address,
     reply_subject,
 )
 from pbmserv.mail.decode import (
@@ -90,6 +90,7 @@ def outbox_row(
     answering: IncomingMail | None = None,
     thread: MailThread | None = None,
     picture: str | None = None,
+    pictures: Sequence[str] = (),
 ) -> dict[str, Any] | None:
     """The outbox row of one composed message; ``answering`` is the message it replies to
     (threading headers, auto-replied), ``thread`` its place in a board's thread (threading
@@ -123,6 +124,7 @@ def outbox_row(
         now=now,
         auto_submitted="auto-replied" if answering else "auto-generated",
         picture=picture,
+        pictures=pictures,
         **threading,
     )
     return {
@@ -173,6 +175,7 @@ def notification_rows(
             inbox_id=inbox_id,
             thread=note.thread,
             picture=note.picture,
+            pictures=note.pictures,
         )
         if row is not None:
             rows.append(row)
@@ -658,7 +661,15 @@ def maintain(
         if part.examined < chunk or part.last_id is None:
             break
         after_id = part.last_id
-    if report.reminded or report.forfeited:
-        fields = {"reminded": report.reminded, "forfeited": report.forfeited}
+    with transaction(factory) as session:
+        ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+        report.digested = send_digests(ctx)
+        queue_notifications(session, settings, ctx.notifications, now)
+    if report.reminded or report.forfeited or report.digested:
+        fields = {
+            "reminded": report.reminded,
+            "forfeited": report.forfeited,
+            "digests": len(report.digested),
+        }
         log.info("maintenance", extra={"fields": fields})
     return report

@@ -65,6 +65,11 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "address_changed": lambda data: f"pbmserv: address of {data['userid']} changed",
     "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
     "broadcast": lambda data: f"pbmserv: {data['subject']}",
+    "digest": lambda data: (
+        f"pbmserv: your move on {len(data['boards'])} board"
+        + ("s" if len(data["boards"]) != 1 else "")
+        + f", {data['date']}"
+    ),
     "chat": lambda data: f"{data['game']} board {data['board']}: {data['from']} says",
     "message": lambda data: f"pbmserv: a message from {data['from']}",
     "proposal": lambda data: (

@@ -113,7 +113,7 @@ class Server:
             except Exception:
                 log.exception("maintenance failed; trying again next time")
             else:
-                if report.reminded or report.forfeited:
+                if report.reminded or report.forfeited or report.digested:
                     self._mail.set()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=interval)

@@ -58,7 +58,11 @@ def _move_kind_help(word: str) -> CommandSpec | None:
 )
 def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     topic = line.words[1].lower() if len(line.words) > 1 else "index"
-    common: dict[str, Any] = {"server_address": ctx.settings.address, "commands": _command_rows()}
+    common: dict[str, Any] = {
+        "server_address": ctx.settings.address,
+        "commands": _command_rows(),
+        "digest_hour": ctx.settings.digest_hour,
+    }
     if topic == "index":
         games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]
         context = {**common, "games": games, "topics": help_topics()}

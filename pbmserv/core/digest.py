@@ -1,0 +1,93 @@
+"""Daily digests: for a user who chose ``digest=daily``, one mail a day (at ``digest_hour``)
+listing every board where it is their move, each with its picture and reply address, instead of
+a board mail after every move. Game ends, new games, proposals and reminders still come at once
+(see ``game_service.notify_board``). Run with the maintenance, hourly by ``serve``."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import or_, select
+
+from pbmserv.core import board_mail
+from pbmserv.core import game_service as service
+from pbmserv.core.context import CommandContext
+from pbmserv.core.game_service import Board
+from pbmserv.core.results import Notification
+from pbmserv.db.models import GameRow, Seat, User
+from pbmserv.games import find_game
+
+DAILY = "daily"
+
+
+def takes_digest(user: User) -> bool:
+    return user.digest == DAILY
+
+
+def _due_since(now: datetime, hour: int) -> datetime:
+    """The latest digest time at or before ``now``: today's hour, or yesterday's."""
+    today = now.replace(hour=hour, minute=0, second=0, microsecond=0)
+    return today if today <= now else today - timedelta(days=1)
+
+
+def send_digests(ctx: CommandContext) -> list[int]:
+    """Make the digests due now (in the caller's transaction); the ids of the users mailed.
+    A user is counted as done for the day even with no board waiting (no mail then)."""
+    now = ctx.now()
+    since = _due_since(now, ctx.settings.digest_hour)
+    users = ctx.session.scalars(
+        select(User)
+        .where(User.digest == DAILY, User.disabled.is_(False))
+        .where(or_(User.digest_sent_at.is_(None), User.digest_sent_at < since))
+        .order_by(User.id)
+        .with_for_update(skip_locked=True)
+    ).all()
+    mailed = []
+    for user in users:
+        user.digest_sent_at = now
+        boards = _waiting_for(ctx, user)
+        if boards:
+            _mail_digest(ctx, user, boards, now)
+            mailed.append(user.id)
+    return mailed
+
+
+def _waiting_for(ctx: CommandContext, user: User) -> list[tuple[Board, int]]:
+    """The user's active boards where it is their move, with their seat."""
+    rows = ctx.session.scalars(
+        select(GameRow)
+        .join(Seat, Seat.game_id == GameRow.id)
+        .where(Seat.user_id == user.id, GameRow.status == "active")
+        .order_by(GameRow.id)
+    ).all()
+    waiting = []
+    for row in rows:
+        seat = next(s.seat for s in row.seats if s.user_id == user.id)
+        game = find_game(row.game)
+        if game is None or str(seat) not in row.to_move.split(","):
+            continue
+        waiting.append((Board(row=row, game=game, state=game.load(row.state)), seat))
+    return waiting
+
+
+def _mail_digest(
+    ctx: CommandContext, user: User, boards: list[tuple[Board, int]], now: datetime
+) -> None:
+    entries, pictures = [], []
+    for board, seat in boards:
+        tag = board_mail.reply_tag(ctx, board.row, user, seat)
+        entries.append(
+            {
+                "view": service.board_view(board, seat, user),
+                "reply_address": board_mail.reply_address(ctx.settings.address, tag),
+            }
+        )
+        picture = service.board_picture(board, seat, user)
+        if picture is not None:
+            pictures.append(picture)
+    data = {"userid": user.display_id, "date": now.date().isoformat(), "boards": entries}
+    ctx.notify(
+        Notification(
+            to=user.email, channel="notice", kind="digest", data=data, pictures=tuple(pictures)
+        )
+    )

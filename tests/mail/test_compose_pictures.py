@@ -87,3 +87,24 @@ def test_a_picture_that_cannot_be_drawn_stays_svg_and_the_text_goes() -> None:
     sent = parts(parse(raw))
     assert "image/png" not in sent and b"X-Pbmserv-Picture" not in raw
     assert sent["text/plain"].get_content() == BODY
+
+
+def test_a_digest_carries_each_boards_picture_and_delivery_draws_them_all() -> None:
+    first, second = board_svg(), board_svg().replace("#f0d9b5", "#f0d9b6")
+    raw = build_message(
+        settings=Settings(),
+        to="bob@example.org",
+        subject="pbmserv: your move on 2 boards",
+        body=BODY,
+        now=NOW,
+        auto_submitted="auto-generated",
+        pictures=[first, second],
+    ).raw
+    sent = parse(finish_pictures(raw))
+    images = [p for p in sent.walk() if p.get_content_maintype() == "image"]
+    assert [p.get_content_type() for p in images] == ["image/png", "image/png"]
+    html = sent.get_body(("html",))
+    assert html is not None
+    for image in images:
+        assert f"cid:{image['Content-ID'].strip('<>')}" in html.get_content()
+        assert Image.open(io.BytesIO(image.get_content())).format == "PNG"

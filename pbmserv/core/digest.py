@@ -14,7 +14,7 @@ from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import Notification
-from pbmserv.db.models import GameRow, Seat, User
+from pbmserv.db.models import User
 from pbmserv.games import find_game
 
 DAILY = "daily"
@@ -54,15 +54,8 @@ def send_digests(ctx: CommandContext) -> list[int]:
 
 def _waiting_for(ctx: CommandContext, user: User) -> list[tuple[Board, int]]:
     """The user's active boards where it is their move, with their seat."""
-    rows = ctx.session.scalars(
-        select(GameRow)
-        .join(Seat, Seat.game_id == GameRow.id)
-        .where(Seat.user_id == user.id, GameRow.status == "active")
-        .order_by(GameRow.id)
-    ).all()
     waiting = []
-    for row in rows:
-        seat = next(s.seat for s in row.seats if s.user_id == user.id)
+    for row, seat in service.active_seats(ctx, user):
         game = find_game(row.game)
         if game is None or str(seat) not in row.to_move.split(","):
             continue

@@ -387,6 +387,17 @@ def status_for(board: Board, seat: int | None) -> str:
     return f"waiting for {waiting}" if seat is not None else f"{waiting} to move"
 
 
+def active_seats(ctx: CommandContext, user: User) -> list[tuple[GameRow, int]]:
+    """The user's active boards, in board order, each with the user's seat."""
+    rows = ctx.session.scalars(
+        select(GameRow)
+        .join(Seat, Seat.game_id == GameRow.id)
+        .where(Seat.user_id == user.id, GameRow.status == "active")
+        .order_by(GameRow.id)
+    ).all()
+    return [(row, next(s.seat for s in row.seats if s.user_id == user.id)) for row in rows]
+
+
 def _viewer(board: Board, seat: int | None) -> int | str:
     """Who a seat (None: an observer) is to the game's render and svg."""
     if board.finished and board.game.SPEC.hidden_information:

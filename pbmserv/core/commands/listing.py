@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
+from pbmserv.core import game_service as service
 from pbmserv.core.commands.registry import command
 from pbmserv.core.commands.settings import settings_of
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import Section
-from pbmserv.db.models import GameRow, Seat
+from pbmserv.db.models import GameRow
 from pbmserv.games import all_games
 from pbmserv.games.base import AnyGame
 
@@ -45,15 +46,8 @@ def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
 )
 def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = ctx.require_user(line.words[1])
-    rows = ctx.session.scalars(
-        select(GameRow)
-        .join(Seat, Seat.game_id == GameRow.id)
-        .where(Seat.user_id == user.id, GameRow.status == "active")
-        .order_by(GameRow.id)
-    ).all()
     boards = []
-    for row in rows:
-        my_seat = next(s.seat for s in row.seats if s.user_id == user.id)
+    for row, my_seat in service.active_seats(ctx, user):
         waiting = [int(s) for s in row.to_move.split(",") if s]
         opponents = [s.user.display_id for s in row.seats if s.user_id != user.id]
         boards.append(

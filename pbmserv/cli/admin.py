@@ -9,6 +9,7 @@ its settings (relay, spool, working folder) need not be the server's, so `pbmser
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -27,6 +28,7 @@ from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import is_at_head
+from pbmserv.games import all_games
 
 EX_USAGE_ERROR = 1
 EX_CONFIG = 78
@@ -84,7 +86,7 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     games = groups.add_parser("games", help="list, show, undo, adjudicate, delete boards")
     games_actions = games.add_subparsers(dest="action", required=True, metavar="ACTION")
     p = action(games_actions, "list", _games_list, "list boards")
-    p.add_argument("--game", help="only this game")
+    p.add_argument("--game", choices=[g.SPEC.name for g in all_games()], help="only this game")
     p.add_argument("--status", choices=("active", "finished"), help="only boards in this state")
     p.add_argument("--player", help="only boards this user plays on")
     p.add_argument("--idle-days", type=_positive, help="only boards without a move for N days")
@@ -105,16 +107,25 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     who.add_argument("--winner", help="the winner's user id")
     who.add_argument("--draw", action="store_true", help="declare a draw")
     p.add_argument("--reason", help="why, for the players and the history")
-    action(
-        games_actions, "delete", _games_delete, "delete a board (players are told)"
-    ).add_argument("board")
+    p = action(games_actions, "delete", _games_delete, "delete a board (players are told)")
+    p.add_argument("board")
+    p.add_argument("--yes", action="store_true", help="do it: deleting cannot be undone")
 
     for box in ("inbox", "outbox"):
         box_actions = groups.add_parser(
             box, help=f"the {box}: what waits, what failed and why"
         ).add_subparsers(dest="action", required=True, metavar="ACTION")
         p = action(box_actions, "list", _box_list, f"messages in the {box}, newest first")
-        p.add_argument("--status", help="only this status (pending, failed, ...)")
+        statuses = (
+            ("pending", "done", "ignored", "failed")
+            if box == "inbox"
+            else (
+                "pending",
+                "sent",
+                "failed",
+            )
+        )
+        p.add_argument("--status", choices=statuses, help="only messages in this state")
         p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
         p = action(box_actions, "retry", _box_retry, "queue failed messages again")
         target = p.add_mutually_exclusive_group(required=True)
@@ -122,7 +133,11 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
         target.add_argument("--failed", action="store_true", help="every failed message")
         if box == "outbox":
             p = action(
-                box_actions, "purge", _outbox_purge, "delete delivered mail older than N days"
+                box_actions,
+                "purge",
+                _outbox_purge,
+                "delete delivered mail older than N days; empty processed messages as old "
+                "(their deduplication keys stay)",
             )
             p.add_argument("--older-than", type=_positive, required=True, metavar="DAYS")
 
@@ -142,6 +157,12 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     add_tournament_parser(groups, action)
 
 
+def _quiet_stdout() -> None:
+    """Send what is still to be printed nowhere (so that exiting raises nothing either)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+
+
 def run_admin(args: argparse.Namespace, settings: Settings) -> int:
     engine = make_engine(settings.db_url)
     if not is_at_head(engine):
@@ -157,7 +178,10 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
     try:
         with transaction(factory) as session:
             ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
-            args.handler(args, ctx)
+            try:
+                args.handler(args, ctx)
+            except BrokenPipeError:  # `... --json | head`: the reader left; what was done stands
+                _quiet_stdout()
             settle_finished(ctx)  # the handlers settle their own; this is a backstop
             # Mail is stamped and sent by the real clock, even when --now acts at another time.
             queue_notifications(session, settings, ctx.notifications, utcnow())
@@ -223,7 +247,16 @@ def _games_adjudicate(args: argparse.Namespace, ctx: CommandContext) -> None:
 
 
 def _games_delete(args: argparse.Namespace, ctx: CommandContext) -> None:
+    if not args.yes and not _confirmed(f"Delete board {args.board}? It cannot be undone. [y/N] "):
+        raise CommandError("nothing deleted: deleting a board cannot be undone; add --yes")
     tables.print_message(ops.delete_board(ctx, args.board), args.json)
+
+
+def _confirmed(question: str) -> bool:
+    """A yes from a person at a terminal; never from a script or a pipe."""
+    if not sys.stdin.isatty():
+        return False
+    return input(question).strip().lower() in ("y", "yes")
 
 
 def _box_list(args: argparse.Namespace, ctx: CommandContext) -> None:
@@ -242,8 +275,9 @@ def _box_retry(args: argparse.Namespace, ctx: CommandContext) -> None:
 def _outbox_purge(args: argparse.Namespace, ctx: CommandContext) -> None:
     counts = ops.purge_delivered(ctx, args.older_than)
     tables.print_message(
-        f"deleted {counts['outbox']} delivered and {counts['inbox']} processed message(s) "
-        f"older than {args.older_than:g} days",
+        f"deleted {counts['outbox']} delivered message(s) and emptied {counts['inbox']} "
+        f"processed one(s) older than {args.older_than:g} days (their keys stay, so a copy "
+        "delivered again is still known)",
         args.json,
         **counts,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import errno
 import json
 import os
 import sys
@@ -26,6 +27,7 @@ from pbmserv.logs import configure_logging
 EX_DATAERR = 65  # sysexits: the input was bad (Postfix bounces it)
 EX_TEMPFAIL = 75  # sysexits: try again later (Postfix keeps the message queued)
 EX_CONFIG = 78
+EX_UNAVAILABLE = 69  # sysexits: the port to listen on is taken (a person must act)
 
 
 def _common(parser: argparse.ArgumentParser) -> None:
@@ -177,7 +179,14 @@ def _serve(settings: Settings) -> int:
         engine.dispose()
         return supervise(settings.workers, [sys.executable, "-m", "pbmserv", *sys.argv[1:]])
     server = Server(session_factory(engine), settings, parent=int(parent) if parent else None)
-    asyncio.run(server.run())
+    try:
+        asyncio.run(server.run())
+    except OSError as error:
+        if error.errno not in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
+            raise
+        # One line, and an exit the systemd unit does not restart in a loop.
+        print(f"pbmserv: cannot listen on {settings.listen}: {error.strerror}", file=sys.stderr)
+        return EX_UNAVAILABLE
     return 0
 
 

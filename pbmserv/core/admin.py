@@ -18,6 +18,7 @@ from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
+from pbmserv.core.parser import article
 from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.tournaments.service import settle_finished
@@ -166,7 +167,9 @@ def load_any_board(ctx: CommandContext, number: str, *, for_update: bool = True)
         raise CommandError(f"there is no board {board_id}")
     game = find_game(row.game)
     if game is None:
-        raise CommandError(f"board {board_id} is a {row.game} game, which this server lacks")
+        raise CommandError(
+            f"board {board_id} is {article(row.game)} {row.game} game, which this server lacks"
+        )
     return service.load_board(ctx, game, number, for_update=for_update)
 
 
@@ -394,7 +397,9 @@ def retry_outbox(ctx: CommandContext, message_id: int | None) -> int:
 
 
 def purge_delivered(ctx: CommandContext, older_than_days: float) -> dict[str, int]:
-    """Delete sent mail and processed messages older than the limit (failed ones are kept)."""
+    """Delete sent mail older than the limit, and empty processed messages as old: of those
+    only the row and its deduplication key stay, so that a copy delivered again, however late,
+    is still known (failed ones are kept whole for inspection)."""
     if older_than_days < 0:
         raise CommandError("the age must be 0 days or more")
     cutoff: datetime = ctx.now() - timedelta(days=older_than_days)
@@ -404,8 +409,12 @@ def purge_delivered(ctx: CommandContext, older_than_days: float) -> dict[str, in
         )
     )
     inbox = ctx.session.execute(
-        delete(InboxMessage).where(
-            InboxMessage.status.in_(("done", "ignored")), InboxMessage.received_at < cutoff
+        update(InboxMessage)
+        .where(
+            InboxMessage.status.in_(("done", "ignored")),
+            InboxMessage.received_at < cutoff,
+            InboxMessage.raw != b"",
         )
+        .values(raw=b"", summary=None)
     )
     return {"outbox": _rows(outbox), "inbox": _rows(inbox)}

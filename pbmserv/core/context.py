@@ -23,7 +23,7 @@ def _no_such_user(userid: str) -> CommandError:
 
 
 def disabled_error(user: User) -> CommandError:
-    return CommandError(f'the user "{user.display_id}" is disabled')
+    return CommandError(f'the user "{user.display_id}" is disabled', syntax_was_right=True)
 
 
 def utcnow() -> datetime:

@@ -65,7 +65,9 @@ def _top_words() -> list[str]:
 
 
 def _game_words(game: AnyGame) -> list[str]:
-    return [*GAME_COMMANDS, *(k.name for k in game.SPEC.move_kinds)]
+    """The words that may follow the game's name (``swap`` only in a game that has one)."""
+    commands = [w for w in GAME_COMMANDS if w != "swap" or game.SPEC.has_swap]
+    return [*commands, *(k.name for k in game.SPEC.move_kinds)]
 
 
 def _not_known(word: str, known: list[str], what: str) -> str:
@@ -87,8 +89,8 @@ def _resolve(line: CommandLine) -> tuple[CommandSpec, AnyGame | None]:
     if len(line.words) < 2:
         raise CommandError(
             f"what should {game.SPEC.name} do? Name a command after the game",
-            syntax=f"{game.SPEC.name} challenge|move|swap|board|history|resign|"
-            "observe|unobserve ...",
+            syntax=f"{game.SPEC.name} challenge|move|{'swap|' if game.SPEC.has_swap else ''}"
+            "board|history|resign|observe|unobserve ...",
             hint=HELP_HINT,
         )
     sub = line.words[1].lower()

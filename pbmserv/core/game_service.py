@@ -16,6 +16,7 @@ from sqlalchemy.orm import joinedload
 
 from pbmserv.core import board_mail, ratings
 from pbmserv.core.context import CommandContext
+from pbmserv.core.parser import article
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
@@ -80,10 +81,10 @@ def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_updat
         query = query.with_for_update(of=GameRow)
     row = ctx.session.scalars(query).unique().one_or_none()
     if row is None:
-        raise CommandError(f"there is no board {number}")
+        raise CommandError(f"there is no board {number}", syntax_was_right=True)
     if row.game != game.SPEC.name:
         raise CommandError(
-            f"board {number} is a {row.game} game, not {game.SPEC.name}",
+            f"board {number} is {article(row.game)} {row.game} game, not {game.SPEC.name}",
             hint=f"Use: {row.game} ... {number} ...",
         )
     return Board(row=row, game=game, state=game.load(row.state))
@@ -141,11 +142,16 @@ def play_swap(ctx: CommandContext, board: Board, seat: int) -> Played:
 def _play(ctx: CommandContext, board: Board, seat: int, choose: Callable[[], Any]) -> Played:
     """Apply the move ``choose`` gives for ``seat`` (a MoveError if there is none)."""
     if board.finished:
-        raise CommandError(f"board {board.number} is over: {result_text(board)}")
+        raise CommandError(
+            f"board {board.number} is over: {result_text(board)}", syntax_was_right=True
+        )
     turn = board.game.to_move(board.state)
     if seat not in turn.seats:
         waiting = ", ".join(board.user_at(s).display_id for s in sorted(turn.seats))
-        raise CommandError(f"it is not your turn on board {board.number}: waiting for {waiting}")
+        raise CommandError(
+            f"it is not your turn on board {board.number}: waiting for {waiting}",
+            syntax_was_right=True,
+        )
     try:
         move = choose()
         canonical = board.game.format_move(board.state, move)

@@ -55,7 +55,7 @@ def authenticate(
         ctx.failed_logins.append(userid.lower()[:64])
         raise CommandError(
             "the user id or password is wrong",
-            hint="Passwords are case-sensitive; user ids are not. Nothing was changed.",
+            hint="Passwords are case-sensitive; user ids are not.",
         )
     if user.disabled:
         raise disabled_error(user)
@@ -80,7 +80,7 @@ def check_allowed(ctx: CommandContext, userid: str, user: User | None) -> None:
     minutes = int(settings.failed_login_window_minutes)
     too_many = CommandError(
         f"too many wrong passwords lately; logins are paused for up to {minutes} minutes",
-        hint="Nothing was changed. If you forgot your password, ask the server's operator.",
+        hint="If you forgot your password, ask the server's operator.",
         syntax_was_right=True,
     )
     if not owner and _recent(ctx, AuthFailure.userid, userid.lower()) >= (

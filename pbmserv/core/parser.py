@@ -33,3 +33,8 @@ class CommandLine:
             for i, w in enumerate(self.words)
         ]
         return " ".join(words)
+
+
+def article(word: str) -> str:
+    """ "an" before a vowel sound as spelled ("an owlman game"), else "a"."""
+    return "an" if word[:1].lower() in "aeiou" else "a"

@@ -41,7 +41,9 @@ def queue(ctx: CommandContext, board: Board, seat: int, words: Sequence[str]) ->
     if why is not None:
         raise CommandError(why, syntax_was_right=True)
     if board.finished:
-        raise CommandError(f"board {board.number} is over: {service.result_text(board)}")
+        raise CommandError(
+            f"board {board.number} is over: {service.result_text(board)}", syntax_was_right=True
+        )
     if len(words) % 2 or not words:
         raise CommandError("write the moves in pairs: the opponent's move, then yours")
     if len(words) > 2 * MAX_PAIRS:

@@ -29,6 +29,7 @@ SECTION_KINDS = frozenset(
         "help_game",
         "help_index",
         "help_topic",
+        "help_topics",
         "history",
         "messaged",
         "moved",

@@ -131,6 +131,9 @@ class GameSpec:
     move_kinds: tuple[MoveKind, ...] = ()
     #: Formats ``GAME history BOARD FORMAT`` can export (``pgn``); see Game.export.
     record_formats: tuple[str, ...] = ()
+    #: How the history numbers moves: ``plies`` (1, 2, 3 ...: each player's move its own
+    #: number) or ``chess`` (1. for White, 1... for Black, as chess players write them).
+    numbering: str = "plies"
 
     @property
     def players(self) -> int:

@@ -185,6 +185,10 @@ def check_spec(game: Game) -> None:
         raise _fail(f"{spec.name}: no seat names")
     if not isinstance(game.STATE_VERSION, int):
         raise _fail(f"{spec.name}: STATE_VERSION must be an int")
+    if spec.numbering not in ("plies", "chess") or (
+        spec.numbering == "chess" and spec.players != 2
+    ):
+        raise _fail(f"{spec.name}: numbering is plies, or chess for a two-player game")
     for opt in spec.options:
         typed = (opt.default, *(opt.choices or ()))
         if opt.type not in (int, str) or any(type(v) is not opt.type for v in typed):

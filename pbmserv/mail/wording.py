@@ -27,6 +27,7 @@ HELP_TEMPLATES: dict[str, Callable[[Data], str]] = {
     "help_command": lambda data: "help/_command.txt.j2",
     "help_game": _help_page,
     "help_topic": _help_page,
+    "help_topics": lambda data: "help/_topics.txt.j2",
 }
 
 

@@ -74,5 +74,5 @@ def test_a_move_written_for_move_n_is_played_only_as_move_n(players: Client) -> 
     assert not early.ok and "written for move 3" in early.text
     assert _moves(players) == 1
     played = players.run("chameleon move 1 bob hunter22 e5o #2")
-    assert played.ok and "Your move e5o" in played.text
+    assert played.ok and "you played e5o." in played.text
     assert _moves(players) == 2

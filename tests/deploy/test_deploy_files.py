@@ -129,7 +129,8 @@ def test_the_systemd_unit_is_hardened_and_may_write_the_spool() -> None:
     settings = dict(re.findall(r"^(\w+)=(.*)$", unit, re.M))
     assert settings["User"] == "pbmserv"
     assert settings["Restart"] == "on-failure"
-    assert settings["RestartPreventExitStatus"] == "78"  # EX_CONFIG: a person must act
+    # EX_CONFIG and EX_UNAVAILABLE (the port is taken): a person must act.
+    assert settings["RestartPreventExitStatus"] == "69 78"
     assert settings["NoNewPrivileges"] == "yes"
     assert settings["ProtectSystem"] == "strict"
     assert str(example_settings().spool) in settings["ReadWritePaths"].split()
@@ -252,6 +253,9 @@ def test_the_compose_file_migrates_then_serves_on_postgresql() -> None:
     assert re.search(r"^\s+context: \.\.$", text, re.M)
     assert re.search(r"^\s+dockerfile: deploy/Dockerfile$", text, re.M)
     assert re.search(r"^\s+- db-data:/var/lib/postgresql/data$", text, re.M)
+    # No password to fall back on: compose refuses to start without one of the operator's.
+    assert "${POSTGRES_PASSWORD:-" not in text
+    assert text.count("${POSTGRES_PASSWORD:?") == 2
 
 
 def test_every_variable_the_container_files_set_is_one_pbmserv_reads() -> None:

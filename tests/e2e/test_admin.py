@@ -19,7 +19,9 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import GameRow, InboxMessage, MoveRow, OutboxMessage, User
+from pbmserv.mail.inbox import Stored, store_message
 from tests.e2e.processes import environment, run_pbmserv, seed_game, spool_messages
+from tests.support import make_mail
 
 pytestmark = pytest.mark.db
 
@@ -153,10 +155,39 @@ def test_adjudicate_and_delete(shell: Shell, engine) -> None:  # type: ignore[no
     assert "already over" in shell.run("games", "adjudicate", "1", "--draw", ok=False)
     with engine.connect() as conn:
         assert conn.scalar(select(MoveRow.kind)) == "adjudicate"
-    shell.run("games", "delete", "1")
+    # Not from a script without --yes: it cannot be undone.
+    assert "add --yes" in shell.run("games", "delete", "1", ok=False)
+    with engine.connect() as conn:
+        assert conn.scalar(select(GameRow.id)) == 1
+    shell.run("games", "delete", "1", "--yes")
     assert {m["Subject"] for m in shell.new_mail()} == {"chameleon board 1 was deleted"}
     with engine.connect() as conn:
         assert conn.scalar(select(GameRow.id)) is None
+
+
+def test_unknown_values_are_refused_with_the_valid_ones(shell: Shell) -> None:
+    wrong = shell.run("inbox", "list", "--status", "bogus", ok=False)
+    assert "invalid choice: 'bogus'" in wrong and "'pending'" in wrong and "'failed'" in wrong
+    assert "'chameleon'" in shell.run("games", "list", "--game", "nosuch", ok=False)
+
+
+def test_a_listing_piped_into_head_ends_quietly(shell: Shell) -> None:
+    """`pbmserv admin ... --json | head`: the reader goes before the output is written."""
+    import subprocess
+
+    from tests.e2e.processes import PBMSERV
+
+    proc = subprocess.Popen(
+        [*PBMSERV, "admin", "games", "list", "--json"],
+        env=shell.env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # like head after its first line: every write now fails (EPIPE)
+    error = proc.stderr.read()
+    assert proc.wait(timeout=60) == 0
+    assert b"Traceback" not in error and b"BrokenPipe" not in error
 
 
 def test_inbox_and_outbox_list_retry_purge(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
@@ -194,10 +225,24 @@ def test_inbox_and_outbox_list_retry_purge(shell: Shell, engine) -> None:  # typ
         assert conn.scalar(select(InboxMessage.status)) == "pending"
     assert "550 no such user" in shell.run("outbox", "list", "--status", "failed")
     assert "has not failed" in shell.run("outbox", "retry", "999", ok=False)
+    # A move processed long ago: purging empties it but keeps its key.
+    old_move = make_mail("bob@example.org", "chameleon move 1 bob hunter22 a1x").as_bytes()
+    factory = session_factory(engine)
+    assert store_message(factory, Settings(), old_move, "bob@example.org") is Stored.ACCEPTED
+    with transaction(factory) as session:
+        session.execute(
+            update(InboxMessage)
+            .where(InboxMessage.envelope_from == "bob@example.org")
+            .values(status="done", received_at=now - timedelta(days=30))
+        )
     purged = shell.json("outbox", "purge", "--older-than", "7")
-    assert purged["outbox"] == 1
+    assert purged["outbox"] == 1 and purged["inbox"] == 1
     with engine.connect() as conn:
         assert list(conn.scalars(select(OutboxMessage.status))) == ["failed"]
+        kept = conn.scalar(select(InboxMessage.raw).where(InboxMessage.status == "done"))
+        assert kept == b""
+    # Delivered again a month later: still known, not played twice.
+    assert store_message(factory, Settings(), old_move, "bob@example.org") is Stored.DUPLICATE
     assert shell.run("outbox", "retry", "--failed").startswith("1 outbox message(s)")
 
 

@@ -4,6 +4,7 @@ on one board, and a server killed in the middle of its work."""
 from __future__ import annotations
 
 import signal
+import socket
 import subprocess
 import threading
 import time
@@ -123,7 +124,7 @@ def test_two_processes_racing_apply_exactly_one_move(db_url: str, engine, tmp_pa
         )
     replies = [m for m in spool_messages(tmp_path / "spool") if m["In-Reply-To"]]
     texts = [m.get_body(("plain",)).get_content() for m in replies]
-    assert sum("was played" in t for t in texts) == 1
+    assert sum(" you played " in t for t in texts) == 1
     assert sum("not your turn" in t for t in texts) == 1
 
 
@@ -186,3 +187,17 @@ def test_mail_tempfails_when_the_database_or_config_is_broken(tmp_path: Path) ->
     }
     assert run_pbmserv(["mail"], env, message).returncode == 75
     assert run_pbmserv(["config", "show"], env).returncode == 78
+
+
+def test_a_port_in_use_is_one_line_and_an_exit_the_unit_does_not_loop_on(  # type: ignore[no-untyped-def]
+    db_url: str, tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        env = environment(db_url, tmp_path / "spool", PBMSERV_LISTEN=f"127.0.0.1:{port}")
+        result = run_pbmserv(["serve"], env)
+    assert result.returncode == 69, result.stderr
+    assert b"Traceback" not in result.stderr
+    assert f"cannot listen on 127.0.0.1:{port}".encode() in result.stderr

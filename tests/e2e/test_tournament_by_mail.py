@@ -103,7 +103,7 @@ def win_by_moves(club: Club, board: int, vert: str, horz: str) -> None:
     """Vert joins top and bottom down column a of the 3x3 board."""
     for mover, move in ((vert, "a1x"), (horz, "c1o"), (vert, "a2x"), (horz, "c2o"), (vert, "a3x")):
         reply = club.send(mover, f"chameleon move {board} {mover} {password(mover)} {move}")
-        assert f"Your move {move} on chameleon board {board} was played." in reply
+        assert f"On chameleon board {board} you played {move}." in reply
     assert "The game is over: " + vert in reply
 
 

@@ -554,3 +554,20 @@ def test_a_restart_mid_round_pairs_the_next_round_from_the_database(
     paired = [(ids[m.first_id], ids[m.second_id]) for m in rows if m.round == 3]
     assert paired == [(ids[p.first], ids[p.second]) for p in expected.pairings]
     assert len(paired) == 3
+
+
+def test_polyludic_choice_takes_the_games_name_where_one_label_has_it(desk: Desk) -> None:
+    desk.begin(
+        "mixed",
+        "swiss",
+        ["small=chameleon:size=3", "bf=buffalo"],
+        ["ann", "bob", "cat", "dan"],
+        rounds=2,
+        polyludic=PolyludicParams(pg=[], ps=3, pc=1, lp="1/2"),
+    )
+    wrong = desk.send(f"tournament choose mixed ann {password('ann')} owlman", "ann")
+    assert not wrong.ok
+    assert "the games are small (chameleon), bf (buffalo)" in wrong.text
+    assert "The right syntax is:" not in wrong.text
+    chosen = desk.send(f"tournament choose mixed ann {password('ann')} Buffalo", "ann")
+    assert chosen.ok and "You chose bf for your match" in chosen.text

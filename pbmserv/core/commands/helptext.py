@@ -52,7 +52,7 @@ def _move_kind_help(word: str) -> CommandSpec | None:
 
 @command(
     "help",
-    "help [commands | GAME | COMMAND | TOPIC]",
+    "help [commands | topics | GAME | COMMAND | TOPIC]",
     "this help: the index, the command summary, a game's rules",
     max_words=2,
 )
@@ -69,6 +69,15 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) 
         return Section("help_index", context, summary="help")
     if topic == "commands":
         return Section("help_commands", common, summary="help commands")
+    if topic == "topics":
+        kinds = sorted({k.name for g in all_games() for k in g.SPEC.move_kinds})
+        context = {
+            **common,
+            "pages": help_topics(),
+            "words": sorted({*TOP_LEVEL, *GAME_COMMANDS}),
+            "kinds": [k for k in kinds if k not in GAME_COMMANDS],
+        }
+        return Section("help_topics", context, summary="help topics")
     game = find_game(topic)
     if game is not None:
         context = {

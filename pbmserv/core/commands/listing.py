@@ -9,14 +9,33 @@ from pbmserv.core.commands.registry import command
 from pbmserv.core.commands.settings import settings_of
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
-from pbmserv.core.results import Section
-from pbmserv.db.models import GameRow
-from pbmserv.games import all_games
+from pbmserv.core.results import CommandError, Section
+from pbmserv.db.models import GameRow, User, UserAddress
+from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame
 
 
-@command("games", "games", "list the games you can play here", max_words=1)
+def _named_games(words: tuple[str, ...]) -> int:
+    """How many leading words of ``games ...`` may be quoted back: the command and the
+    game names after it (any other word might be a misplaced password)."""
+    shown = 1
+    while shown < len(words) and find_game(words[shown]) is not None:
+        shown += 1
+    return shown
+
+
+@command(
+    "games",
+    "games [GAME ...]",
+    "list the games you can play here (or only the games named)",
+    max_words=_named_games,
+)
 def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    wanted = [find_game(word) for word in line.words[1:]]
+    if None in wanted:
+        names = ", ".join(g.SPEC.name for g in all_games())
+        raise CommandError(f"that is not a game here (games: {names})", syntax="games [GAME ...]")
+    chosen = {g.SPEC.name for g in wanted if g is not None}
     active = dict(
         ctx.session.execute(
             select(GameRow.game, func.count())
@@ -33,19 +52,35 @@ def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
             "active": active.get(g.SPEC.name, 0),
         }
         for g in all_games()
+        if not chosen or g.SPEC.name in chosen
     ]
     return Section("games", {"games": rows}, summary="games")
 
 
+def _sender_user(ctx: CommandContext) -> User:
+    """The user whose address (registered, or added) the command came from."""
+    sender = (ctx.sender or "").lower()
+    user = ctx.session.scalar(select(User).where(func.lower(User.email) == sender))
+    if user is None and sender:
+        owner = select(UserAddress.user_id).where(UserAddress.address == sender)
+        user = ctx.session.scalar(select(User).where(User.id.in_(owner.scalar_subquery())))
+    if user is None:
+        raise CommandError(
+            "no user has the address this came from, so name one",
+            hint='Send "status USERID", or sign up with "signup USERID PASSWORD".',
+        )
+    return ctx.require_user(user.userid)
+
+
 @command(
     "status",
-    "status USERID",
-    "list a user's active boards and whose move it is",
-    min_words=2,
+    "status [USERID]",
+    "list a user's active boards and whose move it is (yours without a user id)",
+    min_words=1,
     max_words=2,
 )
 def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
-    user = ctx.require_user(line.words[1])
+    user = ctx.require_user(line.words[1]) if len(line.words) > 1 else _sender_user(ctx)
     boards = []
     for row, my_seat in service.active_seats(ctx, user):
         waiting = [int(s) for s in row.to_move.split(",") if s]

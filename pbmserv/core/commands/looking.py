@@ -106,7 +106,9 @@ def try_move(board: Board, seat: int, text: str) -> Trial:
     is not a move the player may make now)."""
     game = board.game
     if board.finished:
-        raise CommandError(f"board {board.number} is over: {service.result_text(board)}")
+        raise CommandError(
+            f"board {board.number} is over: {service.result_text(board)}", syntax_was_right=True
+        )
     if seat not in game.to_move(board.state).seats:
         raise CommandError(f"it is not your turn on board {board.number}", syntax_was_right=True)
     try:

@@ -236,7 +236,7 @@ def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         return _exported_history(game, board, rows, line.words[3].lower())
     entries = [
         {
-            "number": row.ply + 1,
+            "number": _move_number(game, row.ply),
             "kind": row.kind,
             # The user alone: a role (Vert, Order...) may have changed since the move.
             "player": board.user_at(row.seat).display_id if row.seat is not None else "",
@@ -258,6 +258,13 @@ def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         context,
         summary=f"{game.SPEC.name} history {board.number}",
     )
+
+
+def _move_number(game: AnyGame, ply: int) -> str:
+    """The number a move at ``ply`` has in the history, as the game's players write it."""
+    if game.SPEC.numbering == "chess":
+        return f"{ply // 2 + 1}." if ply % 2 == 0 else f"{ply // 2 + 1}..."
+    return f"{ply + 1}."
 
 
 def _exported_history(game: AnyGame, board: Board, rows: list[MoveRow], fmt: str) -> Section:

@@ -55,6 +55,7 @@ def choose(ctx: CommandContext, tournament: Tournament, user: User, game: str) -
     match = next((m for m in current if m.first_id == user.id and m.status == "choosing"), None)
     if match is None:
         raise _no_choice(tournament, current, user)
+    game = _label_for(tournament, game)
     entries = {e.user_id: e for e in store.entries(ctx, tournament)}
     played = pairing_of(match)
     chooser, opponent = entries[int(played.first)], entries[int(played.second)]
@@ -73,6 +74,26 @@ def choose(ctx: CommandContext, tournament: Tournament, user: User, game: str) -
     match.game, match.status, match.updated_at = label, "playing", ctx.now()
     rows = create_boards(ctx, tournament, match, planned_games(match))
     return Choice(label, opponent.user.display_id, [row.id for row in rows], mine)
+
+
+def _label_for(tournament: Tournament, word: str) -> str:
+    """The label of the listed game ``word`` names: its label, or its game's name when one
+    label alone has that game."""
+    wanted = word.strip().lower()
+    listed = tournament.games
+    for entry in listed:
+        if entry["label"].lower() == wanted:
+            return str(entry["label"])
+    named = [entry for entry in listed if entry["name"].lower() == wanted]
+    if len(named) == 1:
+        return str(named[0]["label"])
+    both = ", ".join(f"{entry['label']} ({entry['name']})" for entry in listed)
+    if named:
+        raise CommandError(f"several games of this tournament are {wanted}: name one of {both}")
+    raise CommandError(
+        f'"{word[:20]}" is not a game of this tournament: the games are {both}',
+        syntax_was_right=True,
+    )
 
 
 def _no_choice(tournament: Tournament, current: Sequence[Match], user: User) -> CommandError:

@@ -87,6 +87,7 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
     SPEC = GameSpec(
         name="extinction",
         title="Extinction Chess",
+        numbering="chess",
         seat_names=SEAT_NAMES,
         draw_by_agreement=True,
         record_formats=("pgn",),

@@ -174,6 +174,13 @@ def play_the_tournament(club: Club, settings: Settings) -> None:
 
     finals = [club.mail_to(p, f"tournament {NAME}: final standings") for p in PLAYERS]
     assert all(len(f) == 1 for f in finals)
+    # Each player's last board mail arrives before the final standings.
+    arrived = club.sink.messages
+    for player in PLAYERS:
+        mine = [i for i, m in enumerate(arrived) if m.to == address(player)]
+        last_board = max(i for i in mine if re.match(r"chameleon board \d+: ", arrived[i].subject))
+        standings = next(i for i in mine if "final standings" in arrived[i].subject)
+        assert last_board < standings, [arrived[i].subject for i in mine[-4:]]
     body = text(finals[0][0])
     table_start = body.index("Final standings:")
     rows = [line.split() for line in body[table_start:].splitlines()[1:6]]

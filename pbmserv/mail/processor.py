@@ -156,12 +156,6 @@ def queue(session: Session, settings: Settings, **message: Any) -> bool:
     return True
 
 
-#: What a board's end did to its tournament is told after the board's own mail: several
-#: delivery connections send at once, so the tournament's news waits a moment to come second.
-_TOURNAMENT_NEWS = frozenset({"tournament_standings", "tournament_pairings"})
-_AFTER_THE_BOARDS = timedelta(seconds=2)
-
-
 def notification_rows(
     settings: Settings,
     notifications: Sequence[Notification],
@@ -171,7 +165,6 @@ def notification_rows(
     """The outbox rows of the board mail and notices a command (or an operator) caused."""
     rows = []
     for note in notifications:
-        due = now + _AFTER_THE_BOARDS if note.kind in _TOURNAMENT_NEWS else now
         row = outbox_row(
             settings,
             to=note.to,
@@ -185,7 +178,6 @@ def notification_rows(
             pictures=note.pictures,
         )
         if row is not None:
-            row["next_attempt_at"] = due
             rows.append(row)
     return rows
 

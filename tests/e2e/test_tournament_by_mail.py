@@ -174,7 +174,8 @@ def play_the_tournament(club: Club, settings: Settings) -> None:
 
     finals = [club.mail_to(p, f"tournament {NAME}: final standings") for p in PLAYERS]
     assert all(len(f) == 1 for f in finals)
-    # Each player's last board mail arrives before the final standings.
+    # Each player's last board mail arrives before the final standings (queued in that order,
+    # claimed by one delivery connection in id order).
     arrived = club.sink.messages
     for player in PLAYERS:
         mine = [i for i, m in enumerate(arrived) if m.to == address(player)]

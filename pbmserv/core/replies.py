@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from pbmserv.core.addresses import users_of_address
 from pbmserv.core.board_mail import ReplySeat
 from pbmserv.core.commands import GAME_COMMANDS
 from pbmserv.core.logins import REPLY_PASSWORD
-from pbmserv.db.models import User, UserAddress
+from pbmserv.db.models import User
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame
 
@@ -93,11 +93,7 @@ def _built(text: str, game: AnyGame, board: int, userid: str, first: bool) -> st
 
 def writes_from(session: Session, user: User, address: str) -> bool:
     """Is ``address`` the user's registered address, or one they added (``add``)?"""
-    wanted = address.lower()
-    if user.email.lower() == wanted:
-        return True
-    owner = session.scalar(select(UserAddress.user_id).where(UserAddress.address == wanted))
-    return owner == user.id
+    return any(found.id == user.id for found in users_of_address(session, address))
 
 
 def authenticated_by_mta(results: Sequence[str], trusted: Sequence[str], sender: str) -> bool:

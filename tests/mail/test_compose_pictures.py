@@ -27,7 +27,7 @@ def parse(raw: bytes) -> email.message.EmailMessage:
     return email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[return-value]
 
 
-def composed(picture: str | None) -> bytes:
+def composed(picture: str | None, pictures: tuple[str, ...] = ()) -> bytes:
     return build_message(
         settings=Settings(),
         to="bob@example.org",
@@ -36,6 +36,7 @@ def composed(picture: str | None) -> bytes:
         now=NOW,
         auto_submitted="auto-generated",
         picture=picture,
+        pictures=pictures,
     ).raw
 
 
@@ -91,15 +92,7 @@ def test_a_picture_that_cannot_be_drawn_stays_svg_and_the_text_goes() -> None:
 
 def test_a_digest_carries_each_boards_picture_and_delivery_draws_them_all() -> None:
     first, second = board_svg(), board_svg().replace("#f0d9b5", "#f0d9b6")
-    raw = build_message(
-        settings=Settings(),
-        to="bob@example.org",
-        subject="pbmserv: your move on 2 boards",
-        body=BODY,
-        now=NOW,
-        auto_submitted="auto-generated",
-        pictures=[first, second],
-    ).raw
+    raw = composed(None, (first, second))
     sent = parse(finish_pictures(raw))
     images = [p for p in sent.walk() if p.get_content_maintype() == "image"]
     assert [p.get_content_type() for p in images] == ["image/png", "image/png"]

@@ -6,9 +6,10 @@ import re
 from collections.abc import Callable
 
 from sqlalchemy import delete as delete_rows
-from sqlalchemy import func, select, update
+from sqlalchemy import select, update
 
 from pbmserv.core import board_mail, logins
+from pbmserv.core.addresses import users_of_address
 from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -274,12 +275,9 @@ def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -
     user = logins.authenticate(ctx, line.words[1], line.words[2])
     address = _address(line.words[3])
     key = address.lower()
-    owner = ctx.session.scalar(
-        select(User.id).where(func.lower(User.email) == key, User.id != user.id).limit(1)
-    )
-    taken = ctx.session.get(UserAddress, key)
-    if owner is not None or (taken is not None and taken.user_id != user.id):
+    if any(other.id != user.id for other in users_of_address(ctx.session, key)):
         raise CommandError(f"{address} belongs to another user", syntax_was_right=True)
+    taken = ctx.session.get(UserAddress, key)
     extra = list(ctx.session.scalars(select(UserAddress).where(UserAddress.user_id == user.id)))
     if taken is None and key != user.email.lower():
         if len(extra) >= MAX_ADDRESSES:

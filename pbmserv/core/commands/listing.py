@@ -5,12 +5,13 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from pbmserv.core import game_service as service
+from pbmserv.core.addresses import users_of_address
 from pbmserv.core.commands.registry import command
 from pbmserv.core.commands.settings import settings_of
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
-from pbmserv.db.models import GameRow, User, UserAddress
+from pbmserv.db.models import GameRow, User
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame
 
@@ -59,11 +60,8 @@ def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
 
 def _sender_user(ctx: CommandContext) -> User:
     """The user whose address (registered, or added) the command came from."""
-    sender = (ctx.sender or "").lower()
-    user = ctx.session.scalar(select(User).where(func.lower(User.email) == sender))
-    if user is None and sender:
-        owner = select(UserAddress.user_id).where(UserAddress.address == sender)
-        user = ctx.session.scalar(select(User).where(User.id.in_(owner.scalar_subquery())))
+    found = users_of_address(ctx.session, ctx.sender) if ctx.sender else []
+    user = found[0] if found else None
     if user is None:
         raise CommandError(
             "no user has the address this came from, so name one",

@@ -65,6 +65,9 @@ class Settings:
     # A board is forfeited only after a reminder sent at least this many days before (after
     # downtime too: an overdue board gets its reminder first, and this notice).
     forfeit_notice_days: float = 2.0
+    # Board mail with a picture of the board for the users who take it (mail=html, the
+    # default). Drawing costs tens of milliseconds a mail: turn it off under heavy load.
+    board_pictures: bool = True
     # The hour (0-23, UTC) at which the daily digests go out, to the users who chose them.
     digest_hour: int = 7
     # How often `serve` runs the maintenance (reminders, forfeits, digests); 0 turns it off.
@@ -135,6 +138,7 @@ ENV_NAMES = {
     "forfeit_notice_days": "PBMSERV_FORFEIT_NOTICE_DAYS",
     "trusted_authserv_ids": "PBMSERV_TRUSTED_AUTHSERV_IDS",
     "digest_hour": "PBMSERV_DIGEST_HOUR",
+    "board_pictures": "PBMSERV_BOARD_PICTURES",
     "maintenance_interval_seconds": "PBMSERV_MAINTENANCE_INTERVAL_SECONDS",
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
@@ -151,6 +155,11 @@ def _convert(name: str, raw: object) -> object:
     kind = _TYPES[name]
     if raw is None:
         return None
+    if kind == "bool":
+        text = str(raw).strip().lower()
+        if isinstance(raw, bool) or text in ("true", "false", "1", "0", "yes", "no", "on", "off"):
+            return raw if isinstance(raw, bool) else text in ("true", "1", "yes", "on")
+        raise ConfigError(f"{name} must be true or false, not {raw!r}")
     try:
         if kind == "int":
             if isinstance(raw, bool) or (isinstance(raw, float) and not raw.is_integer()):

@@ -75,7 +75,7 @@ def _mail_digest(
                 "reply_address": board_mail.reply_address(ctx.settings.address, tag),
             }
         )
-        picture = service.board_picture(board, seat, user)
+        picture = service.board_picture(ctx, board, seat, user)
         if picture is not None:
             pictures.append(picture)
     data = {"userid": user.display_id, "date": now.date().isoformat(), "boards": entries}

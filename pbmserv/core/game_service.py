@@ -412,10 +412,11 @@ def _viewer(board: Board, seat: int | None) -> int | str:
     return seat if seat is not None else PUBLIC
 
 
-def board_picture(board: Board, seat: int | None, user: User) -> str | None:
+def board_picture(ctx: CommandContext, board: Board, seat: int | None, user: User) -> str | None:
     """The board as an SVG picture for the seat (None: an observer), for a user who takes
-    board mail with pictures; None for one who takes text alone."""
-    if user.mail_format != "html":
+    board mail with pictures; None for one who takes text alone, or when the operator turned
+    pictures off (``board_pictures``: drawing them costs tens of milliseconds a mail)."""
+    if user.mail_format != "html" or not ctx.settings.board_pictures:
         return None
     return board.game.svg(board.state, _viewer(board, seat))
 
@@ -492,7 +493,7 @@ def notify_board(
                     "reply_by_mail": threads[user.id].reply_tag is not None,
                 },
                 thread=threads[user.id],
-                picture=board_picture(board, seat, user),
+                picture=board_picture(ctx, board, seat, user),
             )
         )
 
@@ -511,7 +512,7 @@ def board_notice(
     seat = next((s.seat for s in board.row.seats if s.user_id == user.id), None)
     thread = board_mail.thread(ctx, board.row, user, seat)
     data = {**data, "reply_by_mail": thread.reply_tag is not None}
-    picture = board_picture(board, seat, user) if with_picture else None
+    picture = board_picture(ctx, board, seat, user) if with_picture else None
     ctx.notify(
         Notification(
             to=user.email, channel="notice", kind=kind, data=data, thread=thread, picture=picture

@@ -76,3 +76,32 @@ def test_mail_text_sends_the_text_alone_and_status_shows_it(players, engine, sin
     assert "Settings: mail=text" in status.body
     [wrong] = send(players, engine, sink, BOB, "set bob hunter22 mail=pdf")
     assert "mail is one of html, text" in wrong.body and "Nothing was changed" in wrong.body
+
+
+@pytest.fixture
+def text_server(settings):  # type: ignore[no-untyped-def]
+    from dataclasses import replace
+
+    from tests.support import RunningServer
+
+    running = RunningServer(replace(settings, board_pictures=False)).start()
+    yield running
+    running.stop()
+
+
+def test_an_operator_can_turn_pictures_off(text_server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    send(text_server, engine, sink, ALICE, "signup alice secret1")
+    send(text_server, engine, sink, BOB, "signup bob hunter22")
+    out = send(text_server, engine, sink, ALICE, "chameleon challenge -size=5 alice bob")
+    board_mail = [m for m in out if m.message["Reply-To"]]
+    assert len(board_mail) == 2
+    assert all(m.message.get_content_type() == "text/plain" for m in board_mail)
+
+
+def test_the_pictures_setting_reads_true_and_false() -> None:
+    from pbmserv.config import ConfigError, load_settings
+
+    assert load_settings(environ={"PBMSERV_BOARD_PICTURES": "false"}).board_pictures is False
+    assert load_settings(environ={"PBMSERV_BOARD_PICTURES": "on"}).board_pictures is True
+    with pytest.raises(ConfigError, match="true or false"):
+        load_settings(environ={"PBMSERV_BOARD_PICTURES": "maybe"})

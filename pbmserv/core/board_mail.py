@@ -53,6 +53,11 @@ def mask_tokens(text: str) -> str:
     return _TAG_IN_TEXT.sub(r"\1********", text)
 
 
+def _tag(board: int, seat: int, token: str | None) -> str:
+    """A reply-address tag, as :func:`parse_tag` reads it back."""
+    return f"b{board}-s{seat}-{token}"
+
+
 def parse_tag(tag: str) -> ReplyTag | None:
     """The parts of a reply-address tag, or None when it is not one."""
     match = _TAG.fullmatch(tag.lower())
@@ -85,7 +90,7 @@ def _stored(ctx: CommandContext, row: GameRow) -> dict[int, BoardMail]:
 def reply_tag(ctx: CommandContext, row: GameRow, user: User, seat: int) -> str:
     """The seat's reply-address tag (``b17-s0-TOKEN``), made if need be; the thread stays."""
     mail = _mail_of(ctx, row, user, seat, _stored(ctx, row))
-    return f"b{row.id}-s{seat}-{mail.token}"
+    return _tag(row.id, seat, mail.token)
 
 
 def threads(
@@ -100,12 +105,13 @@ def threads(
     for user, seat in wanted:
         mail = _mail_of(ctx, row, user, seat, stored)
         message_id = make_msgid(idstring=f"b{row.id}", domain=domain)
-        previous = mail.last_message_id
-        references = tuple(dict.fromkeys(i for i in (mail.first_message_id, previous) if i))
-        mail.first_message_id = mail.first_message_id or message_id
+        previous, first = mail.last_message_id, mail.first_message_id
+        # The thread's first mail, when the previous one is not it (that one is In-Reply-To).
+        root = (first,) if first is not None and first != previous else ()
+        mail.first_message_id = first or message_id
         mail.last_message_id = message_id
-        tag = f"b{row.id}-s{seat}-{mail.token}" if seat is not None else None
-        result[user.id] = MailThread(message_id, previous, references, tag)
+        tag = _tag(row.id, seat, mail.token) if seat is not None else None
+        result[user.id] = MailThread(message_id, previous, root, tag)
     return result
 
 

@@ -121,6 +121,7 @@ class MailThread:
 
     message_id: str
     in_reply_to: str | None
+    #: Earlier ids of the thread before ``in_reply_to`` (its first mail).
     references: tuple[str, ...]
     #: The seat's reply-address tag (``b17-s0-TOKEN``): secret, for this recipient only.
     reply_tag: str | None

@@ -106,7 +106,7 @@ def outbox_row(
         threading: dict[str, Any] = {
             "message_id": thread.message_id,
             "in_reply_to": thread.in_reply_to,
-            "references": thread.references[:-1],  # build_message adds in_reply_to last
+            "references": thread.references,  # build_message adds in_reply_to after them
             "reply_to": reply_address(settings.address, thread.reply_tag)
             if thread.reply_tag
             else None,

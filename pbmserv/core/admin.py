@@ -227,7 +227,7 @@ def show_board(ctx: CommandContext, number: str, viewer: str = "omniscient") -> 
             board.user_at(s).display_id for s in sorted(board.game.to_move(board.state).seats)
         )
     )
-    diagram = board.game.render(board.state, seen)
+    diagram = board.diagram(seen)
     return f"{header}\nMoves: {board.row.ply}; {status}\n\n{diagram.rstrip()}\n"
 
 

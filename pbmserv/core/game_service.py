@@ -27,6 +27,7 @@ from pbmserv.games.base import (
     MoveError,
     Outcome,
     Termination,
+    Viewer,
     move_rng,
 )
 
@@ -58,6 +59,12 @@ class Board:
 
     def seat_label(self, seat: int) -> str:
         return f"{self.user_at(seat).display_id} ({self.game.seat_name(self.state, seat)})"
+
+    def diagram(self, viewer: Viewer, state: Any = None) -> str:
+        """The game's text diagram of ``state`` (by default the board's own) for ``viewer``,
+        told the users' names so that it can say who is who."""
+        players = [s.user.display_id for s in sorted(self.row.seats, key=lambda s: s.seat)]
+        return self.game.render(self.state if state is None else state, viewer, players)
 
     @property
     def finished(self) -> bool:
@@ -306,8 +313,20 @@ def result_text(board: Board) -> str:
     if result.get("declined"):
         head = "declined"
     else:
-        head = f"{' and '.join(winners)} won" if winners else "drawn"
+        head = f"{' and '.join(winners)} won{_margin(result)}" if winners else "drawn"
     return f"{head} ({result.get('reason', '')})"
+
+
+def _margin(result: dict[str, Any]) -> str:
+    """Words like " by 3 points" when the game was won on points (Entropy); else nothing."""
+    scores = {int(seat): points for seat, points in (result.get("scores") or {}).items()}
+    winners = set(result.get("winners", []))
+    won = [scores[s] for s in winners if s in scores]
+    lost = [points for seat, points in scores.items() if seat not in winners]
+    if not won or not lost or min(won) <= max(lost):
+        return ""
+    margin = min(won) - max(lost)
+    return f" by {margin} point{'s' if margin != 1 else ''}"
 
 
 def history(ctx: CommandContext, board: Board) -> list[MoveRow]:
@@ -433,7 +452,7 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         "game": spec.name,
         "title": spec.title,
         "board": board.number,
-        "diagram": game.render(board.state, viewer),
+        "diagram": board.diagram(viewer),
         "players": [
             {
                 "seat": s.seat,

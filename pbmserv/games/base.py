@@ -239,8 +239,13 @@ class Game(ABC, Generic[S, M]):
         """The result, or None while the game goes on."""
 
     @abstractmethod
-    def render(self, state: S, viewer: Viewer) -> str:
-        """A text diagram for a seat, PUBLIC or OMNISCIENT."""
+    def render(self, state: S, viewer: Viewer, players: Sequence[str] = ()) -> str:
+        """A text diagram for a seat, PUBLIC or OMNISCIENT.
+
+        ``players`` are the users' names by seat, for a diagram that says who did what where
+        the side names alone would not (Entropy's players swap roles between rounds); empty
+        when the caller has no users, and then the diagram names seats by their sides.
+        """
 
     @abstractmethod
     def svg(self, state: S, viewer: Viewer) -> str:

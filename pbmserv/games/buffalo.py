@@ -580,9 +580,9 @@ class Buffalo(Game[BuffaloState, BuffaloMove]):
 
     # --- the diagram ---------------------------------------------------------------------------
 
-    def render(self, state: BuffaloState, viewer: Viewer) -> str:
+    def render(self, state: BuffaloState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         """Row 7 at the top, the rivers as lines of ``~``; every viewer sees the same."""
-        del viewer  # no hidden information
+        del viewer, players  # nothing hidden; the side names say who is who
         letters = "      " + " ".join(LETTERS)
         river = "     " + "~" * (2 * COLS + 1) + "  river"
         lines = [letters]

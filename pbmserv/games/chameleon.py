@@ -16,7 +16,7 @@ from __future__ import annotations
 import random
 import re
 from array import array
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any, Final, Literal, NamedTuple
@@ -382,9 +382,9 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         """Vert or Horz: the roles change hands with a swap."""
         return state.role(seat)
 
-    def render(self, state: ChameleonState, viewer: Viewer) -> str:
+    def render(self, state: ChameleonState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         """The rhombus with coordinates on all sides; every viewer sees the same."""
-        del viewer  # no hidden information
+        del viewer, players  # nothing hidden; the side names say who is who
         size = state.size
         width = len(str(size))
         letters = " ".join(_COLUMNS[:size])

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, NamedTuple
 
@@ -337,8 +337,9 @@ class Owlman(Game[OwlmanState, OwlMove]):
 
     # --- the diagram -----------------------------------------------------------------------------
 
-    def render(self, state: OwlmanState, viewer: Viewer) -> str:
+    def render(self, state: OwlmanState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         """The board with coordinates, a key, the helpers left and the nightfall count."""
+        del players  # the side names say who is who
         letters = "      " + " ".join(FILES)
         lines = [letters]
         for rank in range(8, 0, -1):

@@ -337,10 +337,11 @@ def check_position(
         raise _fail(f"{where}: last_move_text must be a str or None")
 
     data = _check_storage(game, state, where)
+    names = _player_names(players)
     for viewer in viewers(game):
-        picture = game.render(state, viewer)
-        if not isinstance(picture, str) or not picture.strip():
-            raise _fail(f"{where}: render(viewer={viewer!r}) gave {picture!r}")
+        for picture in (game.render(state, viewer), game.render(state, viewer, names)):
+            if not isinstance(picture, str) or not picture.strip():
+                raise _fail(f"{where}: render(viewer={viewer!r}) gave {picture!r}")
         drawn = game.svg(state, viewer)
         if not isinstance(drawn, str) or not drawn.startswith("<svg") or "</svg>" not in drawn:
             raise _fail(f"{where}: svg(viewer={viewer!r}) is not an SVG picture")
@@ -446,11 +447,17 @@ def check_garbage(game: Game, state: Any, where: str = "") -> None:
             raise _fail(f"{where}: garbage {text!r} was accepted as {move!r}")
 
 
+def _player_names(players: int) -> tuple[str, ...]:
+    """Users' names for a board of ``players`` seats, as the server passes them to render."""
+    return tuple(f"player{seat + 1}" for seat in range(players))
+
+
 def _seen_by(game: Game, state: Any, viewer: Viewer) -> dict[str, Any]:
     """Everything ``viewer`` is shown of ``state`` through the contract."""
     turn = game.to_move(state)
     seen: dict[str, Any] = {
         "render": game.render(state, viewer),
+        "named render": game.render(state, viewer, _player_names(game.SPEC.players)),
         "picture": game.svg(state, viewer),
         "seats": sorted(turn.seats),
         "stage": turn.stage,

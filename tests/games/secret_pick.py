@@ -93,7 +93,7 @@ class SecretPick(Game):
             termination=Termination.GOAL,
         )
 
-    def render(self, state: PickState, viewer: Viewer) -> str:
+    def render(self, state: PickState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         sees = viewer in (0, OMNISCIENT) or state.ply >= 2
         hidden = state.pick if sees and state.pick else "?"
         return f"Hidden colour: {hidden}\nGuess: {state.guess or '-'}\n"
@@ -137,7 +137,7 @@ class SecretPick(Game):
 class LeakyPick(SecretPick):
     """Shows the Hider's colour to everyone: the no-leak check must catch it."""
 
-    def render(self, state: PickState, viewer: Viewer) -> str:
+    def render(self, state: PickState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         return super().render(state, OMNISCIENT)
 
 

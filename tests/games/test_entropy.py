@@ -214,7 +214,7 @@ def test_a_full_board_scored_by_hand() -> None:
     assert "   4   G  B  G  B  G  |  14" in picture
     assert "   1   P  Y  P  B  .  |   3" in picture
     assert "  col  2  3  3  0  0" in picture
-    assert "Order's score so far: 44 in rows + 8 in columns = 52." in picture
+    assert "the second player's score as Order so far: 44 in rows + 8 in columns = 52." in picture
 
 
 def test_striped_boards_score_every_run() -> None:
@@ -356,13 +356,15 @@ def test_round_change_swaps_roles_and_starts_a_full_bag() -> None:
     assert after.last_move == "e1 P" and after.ply == state.ply + 1 == 49
     assert GAME.outcome(after) is None
     # The first mail of round 2 shows round 1's full board, which no mail has shown yet.
-    picture = GAME.render(after, PUBLIC)
+    picture = GAME.render(after, PUBLIC, ("alice", "bob"))
     assert picture.startswith("Round 1 is over: the last counter has filled the board.\n")
     assert "   4   G  B  G  B  G  |  14" in picture
-    assert "Order scored: 47 in rows + 10 in columns = 57." in picture
-    assert "\nRound 2 of 2. In round 1, Order (now Chaos) scored 57.\n" in picture
-    later = GAME.render(play(after, "c3"), PUBLIC)
-    assert later.startswith("Round 2 of 2. In round 1, Order (now Chaos) scored 57.\n")
+    assert "\nbob scored as Order: 47 in rows + 10 in columns = 57.\n" in picture
+    heading = "Round 2 of 2: alice is Order, bob is Chaos.\nIn round 1, bob scored 57 as Order.\n"
+    assert f"\n{heading}" in picture
+    later = GAME.render(play(after, "c3"), PUBLIC, ("alice", "bob"))
+    assert later.startswith(heading)
+    assert "\nalice's score as Order so far: " in later
     assert "G  B  G  B  G" not in later
     # The first draw of round 2 came from the generator of this move.
     assert after.drawn == GAME.apply(state, Place(cell("e1"), 5), move_rng(3, 48)).drawn
@@ -415,6 +417,23 @@ def test_equal_totals_draw() -> None:
     assert result is not None and result.is_draw and result.winners == frozenset()
     assert dict(result.scores) == {0: 57, 1: 57}
     assert result.reason == "both scored 57 points as Order"
+    final = GAME.render(state, PUBLIC, ("alice", "bob"))
+    assert final.endswith(
+        "A draw: both scored 57 as Order.\nColours: R red, G green, B blue, Y yellow, P pink."
+    )
+    assert "won by" not in final
+
+
+def test_the_final_diagram_names_the_winner_of_either_round() -> None:
+    # Round 1's Order (bob, seat 1) wins; under Entropy II seat 0 is Order in round 1.
+    standard = GAME.render(finish(HAND_BOARD, LATIN_BOARD, "a1"), PUBLIC, ("alice", "bob"))
+    assert "Round 1: bob was Order, alice was Chaos." in standard
+    assert "bob won by 57 points: 57 as Order, against 0 for alice." in standard
+    entropy2 = finish(HAND_BOARD, LATIN_BOARD, "a1", variant=ENTROPY2)
+    named = GAME.render(entropy2, PUBLIC, ("alice", "bob"))
+    assert "Round 1: alice was Order, bob was Chaos." in named
+    assert "alice won by 57 points: 57 as Order, against 0 for bob." in named
+    assert GAME.outcome(entropy2).winners == frozenset({0})
 
 
 def test_the_last_placement_of_a_round_gets_no_order_move() -> None:
@@ -909,7 +928,7 @@ def test_entropy2_diagram_shows_the_reserve_and_the_supply() -> None:
 
 
 FINAL = """\
-Round 1 (Order was the player who is Chaos in round 2):
+Round 1: bob was Order, alice was Chaos.
 
        a  b  c  d  e    row
    5   P  R  G  B  Y  |   0
@@ -919,9 +938,9 @@ Round 1 (Order was the player who is Chaos in round 2):
    1   R  G  B  Y  P  |   0
       ---------------
   col  0  0  0  0  0
-Order scored: 0 in rows + 0 in columns = 0.
+bob scored as Order: 0 in rows + 0 in columns = 0.
 
-Round 2:
+Round 2: alice was Order, bob was Chaos.
 
        a  b  c  d  e    row
    5   R  R  R  G  B  |   7
@@ -931,16 +950,16 @@ Round 2:
    1   P  Y  P  B  P  |   6
       ---------------
   col  2  3  3  0  2
-Order scored: 47 in rows + 10 in columns = 57.
+alice scored as Order: 47 in rows + 10 in columns = 57.
 
-Totals as Order: 57 in round 2, 0 in round 1.
+alice won by 57 points: 57 as Order, against 0 for bob.
 Colours: R red, G green, B blue, Y yellow, P pink."""
 
 
 def test_final_diagram_shows_both_boards_and_every_score() -> None:
     state = finish(LATIN_BOARD, HAND_BOARD, "c3")
     for viewer in (0, 1, PUBLIC, OMNISCIENT):
-        assert GAME.render(state, viewer) == FINAL
+        assert GAME.render(state, viewer, ("alice", "bob")) == FINAL
 
 
 # --- the help file ---------------------------------------------------------------------------
@@ -975,7 +994,8 @@ def test_help_file_renders_and_its_example_is_what_the_server_draws() -> None:
     # The example opening: c3 R, c3-c2, b2 G, pass, d2 R leaves this board.
     state = position("..... ..... ..... .GRR. .....", stage=SLIDE)
     assert GAME.to_move(state).seats == frozenset({1})
-    drawn = "\n".join(f"   {line}" if line else "" for line in GAME.render(state, 1).splitlines())
+    shown = GAME.render(state, 1, ("alice", "bob"))
+    drawn = "\n".join(f"   {line}" if line else "" for line in shown.splitlines())
     assert drawn in text
 
 

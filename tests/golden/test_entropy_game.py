@@ -124,9 +124,13 @@ def test_whole_game_by_mail_matches_golden(server, engine, sink: Sink, monkeypat
     assert len(errors) == len(MISTAKES) + 2  # and the two Entropy II questions
     assert all("Nothing was changed." in m.body for m in errors)
     final = next(m.body for m in sent if m.subject == "entropy board 1: you won")
-    assert "Round 1 (Order was the player who is Chaos in round 2):" in final
-    assert "Totals as Order: 41 in round 2, 38 in round 1." in final
-    assert "Game over: alice (Order) won (41 points as Order in round 2, against 38" in final
+    # The final mail names each round's roles and says who won by how much.
+    assert "Round 1: bob was Order, alice was Chaos." in final
+    assert "bob scored as Order: 18 in rows + 20 in columns = 38." in final
+    assert "Round 2: alice was Order, bob was Chaos." in final
+    assert "alice scored as Order: 13 in rows + 28 in columns = 41." in final
+    assert "alice won by 3 points: 41 as Order, against 38 for bob." in final
+    assert "Game over: alice (Order) won by 3 points (41 points as Order in round 2" in final
     history = next(m.body for m in sent if m.subject == "Re: entropy history 1")
     assert " 98. e5 P  (bob)" in history and "  1. a1 Y  (alice" in history
     assert "entropy stock 2 alice PASSWORD COLOURS" in transcript

@@ -53,7 +53,7 @@ def show(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
         "board": board.number,
         "move": wanted,
         "moves": len(played),
-        "diagram": game.render(state, viewer),
+        "diagram": board.diagram(viewer, state),
         "last_move": game.last_move_text(state),
     }
     return Section("shown", context, summary=f"{game.SPEC.name} show {board.number}#{wanted}")
@@ -83,7 +83,7 @@ def preview(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         "board": board.number,
         "userid": user.display_id,
         "move": trial.text,
-        "diagram": game.render(trial.after, seat),
+        "diagram": board.diagram(seat, trial.after),
         "ends": trial.ends,
     }
     return Section(

@@ -37,7 +37,7 @@ def submit(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
     trial = try_move(board, seat, line.rest(5))
     service.record_event(ctx, board, "submit", trial.text, seat, trial.public)
     # With chance the board after the move shows a draw not made yet: no diagram then.
-    diagram = None if game.SPEC.uses_chance else game.render(trial.after, seat)
+    diagram = None if game.SPEC.uses_chance else board.diagram(seat, trial.after)
     context = {
         "game": game.SPEC.name,
         "board": board.number,

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from pbmserv.games.entropy.score import BoardScore, board_score
 from pbmserv.games.entropy.state import (
     _COLUMNS,
     _LETTERS,
     COLOURS,
+    OVER,
     STANDARD,
     EntropyState,
     _named,
@@ -61,14 +64,62 @@ def _supply_lines(state: EntropyState) -> list[str]:
     return lines
 
 
-def _render_final(state: EntropyState) -> str:
-    assert state.first is not None and state.result is not None
+def _names(players: Sequence[str]) -> tuple[str, str]:
+    """The players by seat: their user names, or (without them) their order in the challenge."""
+    if len(players) == 2:
+        return players[0], players[1]
+    return "the first player", "the second player"
+
+
+def _roles(order: str, chaos: str, tense: str) -> str:
+    return f"{order} {tense} Order, {chaos} {tense} Chaos"
+
+
+def render_diagram(state: EntropyState, players: Sequence[str]) -> str:
+    """The board in play with the score of every row and column and the colours left, saying
+    who plays which role; at the end both rounds' boards, who scored what and by how much."""
+    names = _names(players)
+    order, chaos = names[state.order_seat], names[state.chaos_seat]
+    if state.stage == OVER:
+        return _render_final(state, order, chaos)
+    lines = []
+    if state.round == 1:
+        lines.append(f"Round 1 of 2: {_roles(order, chaos, 'is')}; they swap roles for round 2.")
+    else:
+        assert state.first is not None
+        before = board_score(state.first, state.size).total
+        if not any(state.cells):  # round 1 has just ended: its full board is news
+            lines += ["Round 1 is over: the last counter has filled the board.", ""]
+            lines += _board_lines(state.first, state.size, f"{chaos} scored as Order")
+            lines.append("")
+        lines.append(f"Round 2 of 2: {_roles(order, chaos, 'is')}.")
+        lines.append(f"In round 1, {chaos} scored {before} as Order.")
+    lines.append("")
+    lines.extend(_board_lines(state.cells, state.size, f"{order}'s score as Order so far"))
+    lines.append("")
+    lines.extend(_supply_lines(state))
+    return "\n".join(lines)
+
+
+def _render_final(state: EntropyState, order: str, chaos: str) -> str:
+    """Both rounds' boards; ``order`` is Order of round 2 (Chaos of round 1)."""
+    assert state.first is not None
     size = state.size
-    lines = ["Round 1 (Order was the player who is Chaos in round 2):", ""]
-    lines.extend(_board_lines(state.first, size, "Order scored"))
-    lines.extend(["", "Round 2:", ""])
-    lines.extend(_board_lines(state.cells, size, "Order scored"))
     first = board_score(state.first, size).total
     second = board_score(state.cells, size).total
-    lines.extend(["", f"Totals as Order: {second} in round 2, {first} in round 1.", _legend(size)])
+    lines = [f"Round 1: {_roles(chaos, order, 'was')}.", ""]
+    lines.extend(_board_lines(state.first, size, f"{chaos} scored as Order"))
+    lines.extend(["", f"Round 2: {_roles(order, chaos, 'was')}.", ""])
+    lines.extend(_board_lines(state.cells, size, f"{order} scored as Order"))
+    lines.append("")
+    if first == second:
+        lines.append(f"A draw: both scored {first} as Order.")
+    else:
+        (won, best), (lost, worst) = sorted(((order, second), (chaos, first)), key=lambda p: -p[1])
+        margin = best - worst
+        lines.append(
+            f"{won} won by {margin} point{'s' if margin != 1 else ''}: "
+            f"{best} as Order, against {worst} for {lost}."
+        )
+    lines.append(_legend(size))
     return "\n".join(lines)

@@ -4,7 +4,7 @@ storage modules."""
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -22,10 +22,8 @@ from pbmserv.games.base import (
     Viewer,
 )
 from pbmserv.games.entropy.diagram import (
-    _board_lines,
-    _render_final,
     _rows,
-    _supply_lines,
+    render_diagram,
 )
 from pbmserv.games.entropy.notation import (
     _ORDER_RE,
@@ -50,7 +48,6 @@ from pbmserv.games.entropy.rules import (
     _round_start,
     _stockings,
 )
-from pbmserv.games.entropy.score import board_score
 from pbmserv.games.entropy.state import (
     CHAOS,
     DEFAULT_SIZE,
@@ -221,28 +218,12 @@ class Entropy(Game[EntropyState, EntropyMove]):
 
     # --- the diagram ------------------------------------------------------------------------
 
-    def render(self, state: EntropyState, viewer: Viewer) -> str:
-        """The board with the score of every row and column, the colours left and, at the end,
-        both rounds' boards; every viewer sees the same (nothing is hidden)."""
+    def render(self, state: EntropyState, viewer: Viewer, players: Sequence[str] = ()) -> str:
+        """The board with the score of every row and column, the colours left and who plays
+        which role; at the end both rounds' boards and who won by how much. Every viewer sees
+        the same (nothing is hidden)."""
         del viewer
-        if state.stage == OVER:
-            return _render_final(state)
-        lines = []
-        if state.round == 1:
-            lines.append("Round 1 of 2 (the players swap roles for round 2).")
-        else:
-            assert state.first is not None
-            if not any(state.cells):  # round 1 has just ended: its full board is news
-                lines += ["Round 1 is over: the last counter has filled the board.", ""]
-                lines += _board_lines(state.first, state.size, "Order scored")
-                lines.append("")
-            before = board_score(state.first, state.size).total
-            lines.append(f"Round 2 of 2. In round 1, Order (now Chaos) scored {before}.")
-        lines.append("")
-        lines.extend(_board_lines(state.cells, state.size, "Order's score so far"))
-        lines.append("")
-        lines.extend(_supply_lines(state))
-        return "\n".join(lines)
+        return render_diagram(state, players)
 
     def svg(self, state: EntropyState, viewer: Viewer) -> str:
         """Every counter in its colour; every viewer sees the same."""

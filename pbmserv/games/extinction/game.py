@@ -205,10 +205,10 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
 
     # --- the diagram ------------------------------------------------------------------------
 
-    def render(self, state: ExtinctionState, viewer: Viewer) -> str:
+    def render(self, state: ExtinctionState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         """The board with White at the bottom, the material of each side, whose move it is and
         the last move; every viewer sees the same."""
-        del viewer  # no hidden information
+        del viewer, players  # nothing hidden; the side names say who is who
         board = state._board
         lines = ["    a b c d e f g h"]
         for rank in range(7, -1, -1):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import textwrap
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
@@ -328,10 +328,11 @@ class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
         side = state.side_of(seat)
         return self.SPEC.seat_names[seat] if side is None else SIDES[side]
 
-    def render(self, state: HmdgState, viewer: Viewer) -> str:
+    def render(self, state: HmdgState, viewer: Viewer, players: Sequence[str] = ()) -> str:
         """The grid, a key, the piece counts and the log of announcements, as ``viewer`` may
         see them: a seat its own pieces and the revealed ones, the public only the revealed;
         the administrator, and everyone once the game is over, every piece."""
+        del players  # the side names say who is who
         sees = self._sees(state, viewer)
         lines = self._grid(state, sees)
         lines += ["", *self._key(state, viewer, sees), *self._counts(state), ""]

@@ -1,32 +1,69 @@
 """A board's SVG picture as the PNG image a mail carries (most mail programs show no SVG).
 
 Board mail is queued with the picture as SVG, in a part marked ``X-Pbmserv-Picture: to-png``;
-:func:`finish_pictures` draws it as PNG when the mail goes out, so the tens of milliseconds
-drawing takes are never spent while a move is played. Rasterised with resvg (a pip wheel, no
-system library). The same picture often goes to several people (both players and the
-observers of a game without secrets): recent pictures are kept, each drawn once.
+:func:`finish_pictures` draws it as PNG when the mail goes out, so the milliseconds drawing
+takes are never spent while a move is played. Rasterised with LunaSVG (``pylunasvg``, a wheel
+with no system library) and encoded by Pillow as a palette PNG: a tenth of resvg's time and
+half its bytes for our flat-coloured boards. The same picture often goes to several people
+(both players and the observers of a game without secrets): recent pictures are kept, each
+drawn once.
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import logging
 import re
+import threading
 from functools import lru_cache
 
-import resvg_py
+import pylunasvg
+from PIL import Image
 
 from pbmserv.mail.mime import TO_PNG
 
 log = logging.getLogger("pbmserv.pictures")
 
 _WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)')
+_WHITE = 0xFFFFFFFF  # opaque background: the image has no alpha channel to show through
+_COLOURS = 128  # a board has a few flat colours; their anti-aliased edges need the rest
+# Mail goes out from worker threads; LunaSVG's font cache is shared, so one drawing at a time.
+_DRAWING = threading.Lock()
 
 
 @lru_cache(maxsize=128)
 def png_of(svg: str) -> bytes:
     """The PNG image of an SVG picture (ValueError if it cannot be drawn)."""
-    return bytes(resvg_py.svg_to_bytes(svg_string=svg))
+    with _DRAWING:
+        document = pylunasvg.Document.loadFromData(svg)
+        if document is None:
+            raise ValueError("the picture is not SVG that can be read")
+        bitmap = document.renderToBitmap(-1, -1, _WHITE)
+        if bitmap.isNull():
+            raise ValueError("the picture has no size to draw at")
+        bitmap.convertToRGBA()
+        size = (bitmap.width(), bitmap.height())
+        pixels = bytes(memoryview(bitmap))
+        stride = bitmap.stride()
+    image = Image.frombuffer("RGBA", size, pixels, "raw", "RGBA", stride, 1).convert("RGB")
+    palette = image.quantize(colors=_COLOURS, method=Image.Quantize.FASTOCTREE)
+    out = io.BytesIO()
+    palette.save(out, "PNG")
+    return out.getvalue()
+
+
+_SAMPLE_LETTERS = (
+    '<svg xmlns="http://www.w3.org/2000/svg" width="40" height="20">'
+    '<text x="2" y="16" font-size="16" font-family="DejaVu Sans, Arial, sans-serif">Ab</text></svg>'
+)
+
+
+def letters_can_be_drawn() -> bool:
+    """Whether a font is there to draw the pictures' letters and coordinates with (a slim
+    container has none, and pictures would come without them)."""
+    image = Image.open(io.BytesIO(png_of(_SAMPLE_LETTERS))).convert("L")
+    return any(image.histogram()[:128])  # some pixel darker than mid-grey: a letter drawn
 
 
 def width_of(svg: str) -> int | None:

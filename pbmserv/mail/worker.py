@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
+from pbmserv.mail.pictures import letters_can_be_drawn
 from pbmserv.mail.processor import maintain, process_batch
 from pbmserv.mail.smtp import InboxHandler, start_listener
 
@@ -136,6 +137,11 @@ class Server:
         listener = await start_listener(handler, self.settings, share_port=self.parent is not None)
         self.port = listener.port
         log.info("listening on %s:%s", self.settings.listen_host, self.port)
+        if self.settings.board_pictures and not letters_can_be_drawn():
+            log.warning(
+                "no font to draw board pictures' letters with: install one (Debian: "
+                "fonts-dejavu-core), or set board_pictures = false to send text alone"
+            )
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.stop)

@@ -199,6 +199,8 @@ def test_the_dockerfile_runs_a_real_command_by_default() -> None:
     assert re.search(r"^FROM python:3\.11-slim$", dockerfile, re.M)
     assert re.search(r"^USER pbmserv$", dockerfile, re.M)
     assert "pip install '.[postgres]'" in dockerfile
+    # python:3.11-slim has no font: board pictures would have no letters or coordinates.
+    assert re.search(r"apt-get install -y --no-install-recommends fonts-dejavu-core", dockerfile)
     assert re.search(r"^EXPOSE 2525$", dockerfile, re.M)
     assert dockerfile_list("ENTRYPOINT") == ["pbmserv"]
     args = accepts(dockerfile_list("CMD"))

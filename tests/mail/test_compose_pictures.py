@@ -13,7 +13,7 @@ from PIL import Image
 from pbmserv.config import Settings
 from pbmserv.games import find_game
 from pbmserv.mail.compose import build_message
-from pbmserv.mail.pictures import finish_pictures
+from pbmserv.mail.pictures import finish_pictures, letters_can_be_drawn, png_of
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 BODY = "alice (Vert) played c3x.\n\n    a b c\n 1  . . .  1\n\nCafé: it is your move.\n"
@@ -76,6 +76,20 @@ def test_delivery_draws_the_queued_svg_as_png() -> None:
     assert png.get_filename() == "board.png"
     assert Image.open(io.BytesIO(png.get_content())).format == "PNG"
     assert sent["text/plain"].get_content() == BODY
+
+
+def test_the_png_is_opaque_and_small() -> None:
+    png = Image.open(io.BytesIO(png_of(board_svg())))
+    # A palette image with no transparency: no mail program shows the board on black.
+    assert png.mode == "P" and "transparency" not in png.info
+    corner = png.convert("RGB").getpixel((0, 0))
+    assert isinstance(corner, tuple) and min(corner) >= 250  # white, give or take the palette
+    assert len(png_of(board_svg())) < 40_000
+
+
+def test_there_is_a_font_for_the_pictures_letters() -> None:
+    # Without one `serve` warns at start (a slim container); here .ci/run's packages bring one.
+    assert letters_can_be_drawn()
 
 
 def test_text_mail_goes_untouched() -> None:

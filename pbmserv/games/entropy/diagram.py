@@ -115,7 +115,8 @@ def _render_final(state: EntropyState, order: str, chaos: str) -> str:
     if first == second:
         lines.append(f"A draw: both scored {first} as Order.")
     else:
-        (won, best), (lost, worst) = sorted(((order, second), (chaos, first)), key=lambda p: -p[1])
+        won, lost = (order, chaos) if second > first else (chaos, order)
+        best, worst = max(first, second), min(first, second)
         margin = best - worst
         lines.append(
             f"{won} won by {margin} point{'s' if margin != 1 else ''}: "

@@ -12,6 +12,7 @@ import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 from xml.sax.saxutils import escape
 
 CELL = 40  # pixels a square cell measures (and a hexagon is wide)
@@ -105,10 +106,22 @@ def square_svg(grid: Grid) -> str:
 _HEX_R = CELL / math.sqrt(3)  # a pointy-top hexagon CELL wide
 
 
-def hex_centre(grid: Grid, row: int, col: int) -> tuple[float, float]:
+def hex_centre(grid: Grid | None, row: int, col: int) -> tuple[float, float]:
     """Where the centre of a hexagon of a rhombus board is drawn (each row shifted half a
     cell to the right of the one above, as the text diagram draws it)."""
+    del grid  # every rhombus puts its cells at the same places
     return MARGIN + CELL / 2 + col * CELL + row * CELL / 2, MARGIN + _HEX_R + row * 1.5 * _HEX_R
+
+
+@cache
+def _hex_corners(row: int, col: int) -> str:
+    """The corners of a hexagon as SVG points: the same on every board, so worked out once."""
+    x, y = hex_centre(None, row, col)
+    return " ".join(
+        f"{x + _HEX_R * math.cos(math.radians(60 * k - 30)):.1f},"
+        f"{y + _HEX_R * math.sin(math.radians(60 * k - 30)):.1f}"
+        for k in range(6)
+    )
 
 
 def hex_svg(grid: Grid) -> str:
@@ -118,14 +131,10 @@ def hex_svg(grid: Grid) -> str:
     parts = [_open(width, height)]
     for row in range(grid.rows):
         for col in range(grid.cols):
-            x, y = hex_centre(grid, row, col)
-            corners = " ".join(
-                f"{x + _HEX_R * math.cos(math.radians(60 * k - 30)):.1f},"
-                f"{y + _HEX_R * math.sin(math.radians(60 * k - 30)):.1f}"
-                for k in range(6)
-            )
             fill = _cell_fill(grid, row, col)
-            parts.append(f'<polygon points="{corners}" fill="{fill}" stroke="{LINE}"/>')
+            parts.append(
+                f'<polygon points="{_hex_corners(row, col)}" fill="{fill}" stroke="{LINE}"/>'
+            )
     parts += _marks(grid, lambda r, c: hex_centre(grid, r, c))
     for col, label in enumerate(grid.col_labels):
         x, y = hex_centre(grid, 0, col)

@@ -228,7 +228,8 @@ class Watchdog:
 
 
 def expected_headers() -> frozenset[str]:
-    """The header names the server's build_message writes (with and without threading)."""
+    """The header names the server's build_message writes (with and without threading, and
+    with a board's reply address)."""
     from pbmserv.config import Settings
     from pbmserv.mail.compose import build_message
 
@@ -244,6 +245,7 @@ def expected_headers() -> frozenset[str]:
             auto_submitted="auto-replied",
             in_reply_to="<a@example.org>" if reply else None,
             references=["<b@example.org>"] if reply else (),
+            reply_to="pbmserv+b1-s0-abcdefghijklmnop@example.org" if reply else None,
         )
         head = message.raw.split(b"\n\n", 1)[0].decode("utf-8")
         names.update(line.split(":", 1)[0].lower() for line in head.split("\n") if line[:1].strip())

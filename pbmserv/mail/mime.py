@@ -41,7 +41,7 @@ def picture_body(
     text: str, html: str, pictures: Sequence[tuple[str, str]]
 ) -> tuple[list[str], bytes]:
     """The text, an HTML alternative, and the pictures (Content-ID, SVG) the HTML shows as
-    ``cid:ID``: SVG parts marked for delivery to draw as PNG (drawing costs tens of
+    ``cid:ID``: SVG parts marked for delivery to draw as PNG (drawing costs a few
     milliseconds; it is done while the mail goes out, not while the move is played)."""
     related, alternative = f"=_pbm_r_{secrets.token_hex(8)}", f"=_pbm_a_{secrets.token_hex(8)}"
     text_headers, text_data = text_body(text)

@@ -35,7 +35,7 @@ def refusal(board: Board) -> str | None:
     return None
 
 
-def queue(ctx: CommandContext, board: Board, seat: int, words: Sequence[str]) -> list[str]:
+def queue(ctx: CommandContext, board: Board, seat: int, moves: Sequence[str]) -> list[str]:
     """Check the pairs against the position, store them for ``seat``; their canonical texts."""
     why = refusal(board)
     if why is not None:
@@ -44,13 +44,15 @@ def queue(ctx: CommandContext, board: Board, seat: int, words: Sequence[str]) ->
         raise CommandError(
             f"board {board.number} is over: {service.result_text(board)}", syntax_was_right=True
         )
-    if len(words) % 2 or not words:
+    if not all(moves):
+        raise CommandError("a move is missing between two commas")
+    if len(moves) % 2 or not moves:
         raise CommandError("write the moves in pairs: the opponent's move, then yours")
-    if len(words) > 2 * MAX_PAIRS:
+    if len(moves) > 2 * MAX_PAIRS:
         raise CommandError(f"a queue holds at most {MAX_PAIRS} pairs")
     game, state, ply = board.game, board.state, board.row.ply
     texts: list[str] = []
-    for index, text in enumerate(words):
+    for index, text in enumerate(moves):
         mover_turn = game.to_move(state).seats
         theirs = index % 2 == 0
         if theirs and (seat in mover_turn or not mover_turn):
@@ -74,7 +76,7 @@ def queue(ctx: CommandContext, board: Board, seat: int, words: Sequence[str]) ->
         except MoveError as error:
             raise CommandError(f"in the queue: {error}", syntax_was_right=True) from None
         ply += 1
-        if game.outcome(state) is not None and index < len(words) - 1:
+        if game.outcome(state) is not None and index < len(moves) - 1:
             raise CommandError(f"the game would be over after {text}: end the queue there")
     service.record_event(ctx, board, "queue", _SEPARATOR.join(texts), seat)
     return texts

@@ -72,3 +72,25 @@ def test_hidden_and_chance_games_refuse_a_queue(players: Client) -> None:
     assert players.run("entropy challenge alice bob").ok
     chance = bob(players, "entropy queue 2 Bob hunter22 a1 b2")
     assert not chance.ok and "chance" in chance.text
+
+
+def test_moves_with_spaces_are_queued_between_commas(players: Client) -> None:
+    # Rebel Buffalo: after f3-f4, e6-e5 encloses the dog on f4, which goes back to a2.
+    assert players.run("buffalo challenge -variant=rebel alice bob").ok
+    for mover, move in [
+        ("alice", "c7-c6"),
+        ("bob", "d2-d5"),
+        ("alice", "c6-c5"),
+        ("bob", "f2-f3"),
+        ("alice", "e7-e6"),
+    ]:
+        line = f"buffalo move {ALICE} {move}" if mover == "alice" else f"buffalo move {BOB} {move}"
+        assert players.run(line, sender=f"{mover}@example.org").ok, move
+    gap = players.run(f"buffalo queue {ALICE} f3-f4,, e6-e5 dog:a2")
+    assert not gap.ok and "a move is missing between two commas" in gap.text
+    made = players.run(f"buffalo queue {ALICE} f3-f4, e6-e5 dog:a2")
+    assert made.ok and "if f3-f4, then e6-e5 dog:a2" in made.text
+    played = bob(players, f"buffalo move {BOB} f3-f4")
+    assert played.ok and "played e6-e5 dog:a2 (queued in advance)" in played.text
+    assert moves(players)[-2:] == ["f3-f4", "e6-e5 dog:a2"]
+    assert "queue" in players.run("help queue").text and "commas" in players.run("help queue").text

@@ -2,26 +2,35 @@
 
 Board mail is queued with the picture as SVG, in a part marked ``X-Pbmserv-Picture: to-png``;
 :func:`finish_pictures` draws it as PNG when the mail goes out, so the milliseconds drawing
-takes are never spent while a move is played. Rasterised with LunaSVG (``pylunasvg``, a wheel
-with no system library) and encoded by Pillow as a palette PNG: a tenth of resvg's time and
-half its bytes for our flat-coloured boards. The same picture often goes to several people
-(both players and the observers of a game without secrets): recent pictures are kept, each
-drawn once.
+takes are never spent while a move is played. Rasterised with LunaSVG (``pylunasvg``) and
+encoded by Pillow as a palette PNG: a tenth of resvg's time and half its bytes for our
+flat-coloured boards. pylunasvg has wheels for x86-64 and Apple machines only; elsewhere
+(Linux on ARM) resvg (``resvg-py``) draws. Both are wheels with no system library. The same
+picture often goes to several people (both players and the observers of a game without
+secrets): recent pictures are kept, each drawn once.
 """
 
 from __future__ import annotations
 
 import base64
+import importlib
 import io
 import logging
 import re
 import threading
 from functools import lru_cache
+from types import ModuleType
 
-import pylunasvg
+import resvg_py
 from PIL import Image
 
 from pbmserv.mail.mime import TO_PNG
+
+lunasvg: ModuleType | None
+try:
+    lunasvg = importlib.import_module("pylunasvg")
+except ImportError:  # no wheel for this machine (pyproject installs it where there is one)
+    lunasvg = None
 
 log = logging.getLogger("pbmserv.pictures")
 
@@ -35,8 +44,14 @@ _DRAWING = threading.Lock()
 @lru_cache(maxsize=128)
 def png_of(svg: str) -> bytes:
     """The PNG image of an SVG picture (ValueError if it cannot be drawn)."""
+    return drawn_by_lunasvg(svg) if lunasvg is not None else drawn_by_resvg(svg)
+
+
+def drawn_by_lunasvg(svg: str) -> bytes:
+    """The picture drawn by LunaSVG, as a palette PNG (ValueError if it cannot be drawn)."""
+    assert lunasvg is not None
     with _DRAWING:
-        document = pylunasvg.Document.loadFromData(svg)
+        document = lunasvg.Document.loadFromData(svg)
         if document is None:
             raise ValueError("the picture is not SVG that can be read")
         bitmap = document.renderToBitmap(-1, -1, _WHITE)
@@ -51,6 +66,11 @@ def png_of(svg: str) -> bytes:
     out = io.BytesIO()
     palette.save(out, "PNG")
     return out.getvalue()
+
+
+def drawn_by_resvg(svg: str) -> bytes:
+    """The picture drawn by resvg, on white (ValueError if it cannot be drawn)."""
+    return bytes(resvg_py.svg_to_bytes(svg_string=svg, background="#ffffff"))
 
 
 _SAMPLE_LETTERS = (

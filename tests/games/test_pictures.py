@@ -9,7 +9,6 @@ import random
 import xml.etree.ElementTree as ET
 
 import pytest
-import resvg_py
 from PIL import Image, ImageChops
 
 from pbmserv.games import all_games, find_game
@@ -27,6 +26,7 @@ from pbmserv.games.drawing import (
     square_svg,
 )
 from pbmserv.games.testing import random_playout
+from pbmserv.mail import pictures
 from pbmserv.mail.pictures import png_of
 
 RNG = random.Random(0)
@@ -37,7 +37,7 @@ def pixels(svg: str) -> Image.Image:
 
 
 def drawn_by_resvg(svg: str) -> Image.Image:
-    return Image.open(io.BytesIO(bytes(resvg_py.svg_to_bytes(svg_string=svg)))).convert("RGB")
+    return Image.open(io.BytesIO(pictures.drawn_by_resvg(svg))).convert("RGB")
 
 
 def rgb(colour: str) -> tuple[int, int, int]:

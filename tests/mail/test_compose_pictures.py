@@ -6,12 +6,15 @@ from __future__ import annotations
 import email
 import email.policy
 import io
+import platform
 from datetime import UTC, datetime
 
+import pytest
 from PIL import Image
 
 from pbmserv.config import Settings
 from pbmserv.games import find_game
+from pbmserv.mail import pictures
 from pbmserv.mail.compose import build_message
 from pbmserv.mail.pictures import finish_pictures, letters_can_be_drawn, png_of
 
@@ -85,6 +88,38 @@ def test_the_png_is_opaque_and_small() -> None:
     corner = png.convert("RGB").getpixel((0, 0))
     assert isinstance(corner, tuple) and min(corner) >= 250  # white, give or take the palette
     assert len(png_of(board_svg())) < 40_000
+
+
+def test_the_fast_rasteriser_draws_where_it_is_installed() -> None:
+    # pyproject installs pylunasvg on x86-64 and Apple machines; resvg draws elsewhere.
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert pictures.lunasvg is not None
+    if pictures.lunasvg is not None:
+        assert png_of(board_svg()) == pictures.drawn_by_lunasvg(board_svg())
+
+
+def test_without_the_fast_rasteriser_resvg_draws(monkeypatch: pytest.MonkeyPatch) -> None:
+    # As on Linux on ARM, where pylunasvg has no wheel and is not installed.
+    monkeypatch.setattr(pictures, "lunasvg", None)
+    pictures.png_of.cache_clear()
+    try:
+        assert png_of(board_svg()) == pictures.drawn_by_resvg(board_svg())
+    finally:
+        pictures.png_of.cache_clear()
+
+
+def test_either_rasteriser_draws_the_board_on_white() -> None:
+    svg = board_svg()
+    drawers = [pictures.drawn_by_resvg]
+    if pictures.lunasvg is not None:
+        drawers.append(pictures.drawn_by_lunasvg)
+    for draw in drawers:
+        image = Image.open(io.BytesIO(draw(svg))).convert("RGBA")
+        assert image.width == pictures.width_of(svg)
+        corner = image.getpixel((0, 0))
+        assert isinstance(corner, tuple) and min(corner) >= 250, draw.__name__
+        with pytest.raises(ValueError):
+            draw("<svg this is not a picture")
 
 
 def test_there_is_a_font_for_the_pictures_letters() -> None:

@@ -45,7 +45,7 @@ def queue(ctx: CommandContext, board: Board, seat: int, moves: Sequence[str]) ->
             f"board {board.number} is over: {service.result_text(board)}", syntax_was_right=True
         )
     if not all(moves):
-        raise CommandError("a move is missing between two commas")
+        raise CommandError("each comma must stand between two moves")
     if len(moves) % 2 or not moves:
         raise CommandError("write the moves in pairs: the opponent's move, then yours")
     if len(moves) > 2 * MAX_PAIRS:

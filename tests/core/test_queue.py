@@ -87,7 +87,9 @@ def test_moves_with_spaces_are_queued_between_commas(players: Client) -> None:
         line = f"buffalo move {ALICE} {move}" if mover == "alice" else f"buffalo move {BOB} {move}"
         assert players.run(line, sender=f"{mover}@example.org").ok, move
     gap = players.run(f"buffalo queue {ALICE} f3-f4,, e6-e5 dog:a2")
-    assert not gap.ok and "a move is missing between two commas" in gap.text
+    assert not gap.ok and "each comma must stand between two moves" in gap.text
+    trailing = players.run(f"buffalo queue {ALICE} f3-f4, e6-e5 dog:a2,")
+    assert not trailing.ok and "each comma must stand between two moves" in trailing.text
     made = players.run(f"buffalo queue {ALICE} f3-f4, e6-e5 dog:a2")
     assert made.ok and "if f3-f4, then e6-e5 dog:a2" in made.text
     played = bob(players, f"buffalo move {BOB} f3-f4")

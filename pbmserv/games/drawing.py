@@ -106,17 +106,21 @@ def square_svg(grid: Grid) -> str:
 _HEX_R = CELL / math.sqrt(3)  # a pointy-top hexagon CELL wide
 
 
-def hex_centre(grid: Grid | None, row: int, col: int) -> tuple[float, float]:
+def hex_centre(grid: Grid, row: int, col: int) -> tuple[float, float]:
     """Where the centre of a hexagon of a rhombus board is drawn (each row shifted half a
     cell to the right of the one above, as the text diagram draws it)."""
     del grid  # every rhombus puts its cells at the same places
+    return _hex_centre_at(row, col)
+
+
+def _hex_centre_at(row: int, col: int) -> tuple[float, float]:
     return MARGIN + CELL / 2 + col * CELL + row * CELL / 2, MARGIN + _HEX_R + row * 1.5 * _HEX_R
 
 
 @cache
 def _hex_corners(row: int, col: int) -> str:
     """The corners of a hexagon as SVG points: the same on every board, so worked out once."""
-    x, y = hex_centre(None, row, col)
+    x, y = _hex_centre_at(row, col)
     return " ".join(
         f"{x + _HEX_R * math.cos(math.radians(60 * k - 30)):.1f},"
         f"{y + _HEX_R * math.sin(math.radians(60 * k - 30)):.1f}"

@@ -82,10 +82,26 @@ class Settings:
     workers: int = 1
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
-    # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted:
-    # a reply to a seat's reply address that one of them checked must pass DKIM, SPF or DMARC
-    # for its From domain. Empty: the From address alone is checked.
+    # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted
+    # (the receiving MTA's, on top of the message): a reply to a seat's reply address must then
+    # have one that passes DMARC, or aligned DKIM or SPF, for its From domain (none: refused);
+    # only such a From counts as an account's owner for the failed-login limit; a From they
+    # say failed DMARC is not answered at all. Empty: the From address alone is checked.
     trusted_authserv_ids: str = ""
+    # Mail goes only to addresses whose owners confirmed them (one confirmation mail, at most
+    # one a day; a message from a new address waits for it). false: a private server where
+    # everyone is trusted (all addresses count as confirmed).
+    confirm_addresses: bool = True
+    # User ids one address may hold (signup, email).
+    max_accounts_per_address: int = 3
+    # Mails one incoming message may cause to other people (board mail, notices; its own
+    # reply and tournament news apart); a command that would go over is refused.
+    max_mails_per_message: int = 25
+    # Users one ``message`` may name, and observers one board may have.
+    max_message_recipients: int = 10
+    max_observers_per_board: int = 10
+    # Mails carrying other users' text (chat, message, challenge) one address gets a day (UTC).
+    text_mails_per_recipient_per_day: int = 20
     # Per-game idle limits that replace the two above: game name -> limits.
     game_limits: Mapping[str, IdleLimits] = field(default_factory=dict)
 
@@ -144,6 +160,12 @@ ENV_NAMES = {
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
     "workers": "PBMSERV_WORKERS",
     "log_format": "PBMSERV_LOG_FORMAT",
+    "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
+    "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",
+    "max_mails_per_message": "PBMSERV_MAX_MAILS_PER_MESSAGE",
+    "max_message_recipients": "PBMSERV_MAX_MESSAGE_RECIPIENTS",
+    "max_observers_per_board": "PBMSERV_MAX_OBSERVERS_PER_BOARD",
+    "text_mails_per_recipient_per_day": "PBMSERV_TEXT_MAILS_PER_RECIPIENT_PER_DAY",
 }
 CONFIG_ENV = "PBMSERV_CONFIG"
 SECRET_FIELDS = ("relay_password",)
@@ -243,6 +265,15 @@ def load_settings(
         raise ConfigError("delivery_connections must be between 1 and 64")
     if not 1 <= settings.workers <= 64:
         raise ConfigError("workers must be between 1 and 64")
+    for name in (
+        "max_accounts_per_address",
+        "max_mails_per_message",
+        "max_message_recipients",
+        "max_observers_per_board",
+        "text_mails_per_recipient_per_day",
+    ):
+        if getattr(settings, name) < 1:
+            raise ConfigError(f"{name} must be 1 or more")
     if settings.dedupe_window_seconds <= 0:
         raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):

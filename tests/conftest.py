@@ -102,6 +102,8 @@ def sink() -> Iterator[Sink]:
 @pytest.fixture
 def settings(db_url: str, sink: Sink, tmp_path) -> Settings:  # type: ignore[no-untyped-def]
     return Settings(
+        # A private server (everyone trusted); tests/e2e/test_confirmation.py turns it on.
+        confirm_addresses=False,
         db_url=db_url,
         listen="127.0.0.1:0",
         relay=sink.address,

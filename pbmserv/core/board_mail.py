@@ -27,7 +27,9 @@ from pbmserv.db.models import BoardMail, GameRow, User
 _TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 _TOKEN_LENGTH = 16  # 80 bits
 _TAG = re.compile(r"b(\d{1,9})-s(\d{1,2})-([a-z2-7]{16})")
-_TAG_IN_TEXT = re.compile(r"(\+b\d{1,9}-s\d{1,2}-)[A-Za-z2-7]{16}")
+#: A reply address's secret (a seat's token, an address's confirmation code) in any letter case:
+#: mail systems may change the case of a local part, and the server reads it case-blind.
+_TAG_IN_TEXT = re.compile(r"(\+(?:b\d{1,9}-s\d{1,2}|confirm)-)[a-z2-7]{16}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,8 @@ def reply_address(server_address: str, tag: str) -> str:
 
 
 def mask_tokens(text: str) -> str:
-    """``text`` with the token of every reply address in it masked (for logs and kept
-    headers): ``pbmserv+b17-s0-********@host``."""
+    """``text`` with the token of every reply address in it masked, in any letter case (for
+    logs and kept headers): ``pbmserv+b17-s0-********@host``, ``pbmserv+confirm-********@host``."""
     return _TAG_IN_TEXT.sub(r"\1********", text)
 
 

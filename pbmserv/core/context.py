@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 from pbmserv.config import Settings
 from pbmserv.core.password_checks import CheckedPassword
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.db.models import GameRow, User
+from pbmserv.db.models import Address, GameRow, User
 
 
 def _no_such_user(userid: str) -> CommandError:
@@ -48,6 +48,14 @@ class CommandContext:
     #: The user a reply to their seat's reply address was checked for (see core.replies):
     #: set only while a command built from that reply runs.
     reply_login: str | None = None
+    #: The receiving MTA (one named in ``trusted_authserv_ids``) found the sender's From
+    #: domain authentic (DMARC, or aligned DKIM or SPF): only then is a From believed.
+    sender_authenticated: bool = False
+    #: Mails the message's commands caused to other people so far (see core.blast).
+    mails_caused: int = 0
+    #: Notices not sent because their address is not confirmed (see core.confirmation).
+    withheld: int = 0
+    _confirmed: dict[str, bool] = field(default_factory=dict)
 
     def now(self) -> datetime:
         return self.clock()
@@ -64,4 +72,23 @@ class CommandContext:
         return user
 
     def notify(self, notification: Notification) -> None:
+        """Queue a mail to someone; one to an address its owner never confirmed is withheld
+        (the confirmation mail alone goes there)."""
+        if notification.channel != "confirmation" and not self.may_mail(notification.to):
+            self.withheld += 1
+            return
         self.notifications.append(notification)
+
+    def may_mail(self, address: str) -> bool:
+        """Is ``address`` confirmed (or are all addresses trusted, on a private server)?"""
+        if not self.settings.confirm_addresses:
+            return True
+        key = address.strip().lower()
+        if key not in self._confirmed:
+            query = select(Address.confirmed_at).where(Address.address == key)
+            self._confirmed[key] = self.session.scalar(query) is not None
+        return self._confirmed[key]
+
+    def forget_confirmations(self) -> None:
+        """An address was just confirmed: look again."""
+        self._confirmed.clear()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from pbmserv.core import logins
+from pbmserv.core import blast, logins
 from pbmserv.core.commands import GAME_COMMANDS, TOP_LEVEL
 from pbmserv.core.commands.play import play_verb
 from pbmserv.core.commands.registry import CommandSpec
@@ -196,6 +196,7 @@ def _run(
     try:
         section = spec.handler(ctx, line, game)
         settle_finished(ctx)
+        blast.check(ctx, spec.name, notices_before, section)
         ctx.session.flush()
     except CommandError as error:
         savepoint.rollback()

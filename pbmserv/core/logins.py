@@ -72,20 +72,21 @@ def _password_right(ctx: CommandContext, user: User, password: str) -> bool:
 
 def check_allowed(ctx: CommandContext, userid: str, user: User | None) -> None:
     """Refuse a login, unchecked, while too many wrong passwords are recent for the user id
-    or the sender. The owner writing from the registered address is never held up by what
-    others sent for the user id, so a guesser cannot lock the owner out."""
+    or the sender. The owner is never held up by what others sent, but only an owner whose
+    From the receiving MTA authenticated (DMARC, or aligned DKIM or SPF) counts as the owner:
+    a bare From can be forged, and a forged owner gets no more guesses than a stranger."""
     settings = ctx.settings
     sender = (ctx.sender or "").lower()
-    owner = user is not None and sender == user.email.lower()
+    if user is not None and ctx.sender_authenticated and sender == user.email.lower():
+        return
     minutes = int(settings.failed_login_window_minutes)
     too_many = CommandError(
         f"too many wrong passwords lately; logins are paused for up to {minutes} minutes",
-        hint="If you forgot your password, ask the server's operator.",
+        hint="A reply to your latest board mail still plays your move. If you forgot your "
+        "password, ask the server's operator.",
         syntax_was_right=True,
     )
-    if not owner and _recent(ctx, AuthFailure.userid, userid.lower()) >= (
-        settings.failed_logins_per_user
-    ):
+    if _recent(ctx, AuthFailure.userid, userid.lower()) >= settings.failed_logins_per_user:
         raise too_many
     if sender and _recent(ctx, AuthFailure.sender, sender) >= settings.failed_logins_per_sender:
         raise too_many

@@ -35,6 +35,8 @@ class MaintenanceReport:
     forfeited: list[int] = field(default_factory=list)
     #: Users sent their daily digest (see core.digest).
     digested: list[int] = field(default_factory=list)
+    #: Held messages dropped because their address was never confirmed.
+    expired: int = 0
     #: How many due boards the query gave, and the last one's id: where the next chunk starts.
     examined: int = 0
     last_id: int | None = None

@@ -14,6 +14,7 @@ from typing import Any
 SECTION_KINDS = frozenset(
     {
         "address_added",
+        "address_confirmed",
         "board",
         "board_list",
         "board_views",
@@ -22,6 +23,7 @@ SECTION_KINDS = frozenset(
         "declined",
         "deleted",
         "email_changed",
+        "email_pending",
         "error",
         "games",
         "help_command",
@@ -69,6 +71,7 @@ NOTICE_KINDS = frozenset(
         "board_deleted",
         "broadcast",
         "chat",
+        "confirmation",
         "digest",
         "message",
         "password_guessing",

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from typing import cast
 
 from sqlalchemy import (
     JSON,
     BigInteger,
     Boolean,
+    Date,
     DateTime,
     Float,
     ForeignKey,
@@ -59,6 +60,8 @@ class User(Base):
     digest: Mapped[str] = mapped_column(String(8), default="off", server_default="off")
     #: When the last daily digest was made for the user (None: never).
     digest_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The address ``email`` asked to move to, waiting for its owner's confirmation (None: none).
+    pending_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
 
 
 class UserAddress(Base):
@@ -69,6 +72,34 @@ class UserAddress(Base):
     #: Lower-cased: one address belongs to one user.
     address: Mapped[str] = mapped_column(String(320), primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+
+
+class Address(Base):
+    """A mail address the server has met: mail goes to it only once its owner has confirmed
+    it (a reply to the one confirmation mail), so the server cannot be made to mail strangers."""
+
+    __tablename__ = "addresses"
+
+    #: Lower-cased.
+    address: Mapped[str] = mapped_column(String(320), primary_key=True)
+    confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The secret of the confirmation reply address (``pbmserv+confirm-CODE@host``) while the
+    #: address waits for its confirmation; None once confirmed.
+    code: Mapped[str | None] = mapped_column(String(32), nullable=True, unique=True)
+    #: When the last confirmation mail went to it (at most one a day).
+    code_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
+class TextMailCount(Base):
+    """How many mails carrying other users' text (chat, message, challenge) one address got
+    on one day (UTC): a daily cap keeps anyone from flooding a player through the server."""
+
+    __tablename__ = "text_mail_counts"
+
+    address: Mapped[str] = mapped_column(String(320), primary_key=True)
+    day: Mapped[date] = mapped_column(Date, primary_key=True)
+    count: Mapped[int] = mapped_column(Integer, default=0)
 
 
 class GameRow(Base):

@@ -65,8 +65,11 @@ class IncomingMail:
     #: The addresses it was sent to (To, Cc, Delivered-To, X-Original-To), lower-cased:
     #: where a reply address's tag is read.
     recipients: tuple[str, ...] = ()
-    #: The Authentication-Results header values, as the receiving MTAs wrote them.
-    authentication_results: tuple[str, ...] = ()
+    #: The Authentication-Results and Received headers, top to bottom, as
+    #: ``("authentication-results", value)`` and ``("received", "")`` pairs: where each
+    #: host's verdict stands among the hops (see :mod:`pbmserv.mail.authentication`). It
+    #: ends at the tenth Authentication-Results header.
+    trace: tuple[tuple[str, str], ...] = ()
 
 
 def parse_message(
@@ -223,9 +226,7 @@ def _parse(raw: bytes, envelope_from: str | None, own_address: str | None) -> In
             "unreadable headers",
         ),
         recipients=_guard(lambda: _recipients(msg), ()),
-        authentication_results=_guard(
-            lambda: tuple(_header_values(msg, "authentication-results")[:_MAX_AUTH_RESULTS]), ()
-        ),
+        trace=_guard(lambda: _trace(msg), ()),
     )
 
 
@@ -487,6 +488,22 @@ def _recipients(msg: Message) -> tuple[str, ...]:
         if address:
             found.append(address.lower())
     return tuple(dict.fromkeys(found))[:_MAX_RECIPIENTS]
+
+
+def _trace(msg: Message) -> tuple[tuple[str, str], ...]:
+    found: list[tuple[str, str]] = []
+    results = 0
+    for field, value in msg.raw_items():
+        name = field.strip().lower() if isinstance(field, str) else ""
+        if name == "received":
+            found.append(("received", ""))
+        elif name == "authentication-results":
+            raw = str(value).encode("utf-8", "surrogateescape")
+            found.append(("authentication-results", _unfolded(raw)))
+            results += 1
+            if results == _MAX_AUTH_RESULTS:
+                break
+    return tuple(found)
 
 
 def _local_part(address: str | None) -> str:

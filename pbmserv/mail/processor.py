@@ -25,8 +25,9 @@ from sqlalchemy import Integer, bindparam, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core import board_mail
+from pbmserv.core import board_mail, confirmation
 from pbmserv.core.board_mail import ReplyTag, reply_address
+from pbmserv.core.commands.accounts import confirmed_section
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.digest import send_digests
 from pbmserv.core.dispatch import (
@@ -49,6 +50,7 @@ from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import MailThread, Notification, Section
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage, table_of
+from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
 from pbmserv.mail.compose import (
     build_message,
     render,
@@ -64,7 +66,7 @@ from pbmserv.mail.decode import (
     parse_message,
 )
 from pbmserv.mail.headers import safe_address
-from pbmserv.mail.reply_address import reply_tags, seat_reply
+from pbmserv.mail.reply_address import confirm_tags, reply_tags, seat_reply
 from pbmserv.mail.wording import notice_subject
 
 log = logging.getLogger("pbmserv.process")
@@ -212,6 +214,11 @@ class Prepared:
     lines: list[str]
     tags: list[ReplyTag] = field(default_factory=list)
     own: list[str] = field(default_factory=list)
+    #: What the receiving MTA found of the From address (see mail.authentication).
+    verdict: Verdict = Verdict.UNCHECKED
+    #: Confirmation codes the message carries: in the address it was sent to, or as a
+    #: ``confirm CODE`` line.
+    confirm_codes: list[str] = field(default_factory=list)
 
 
 def prepare(settings: Settings, item: Pending) -> Prepared:
@@ -221,7 +228,19 @@ def prepare(settings: Settings, item: Pending) -> Prepared:
     most = settings.max_commands_per_message
     lines = command_lines(mail.subject, mail.text, looks_like_command, max_lines=most)
     tags = reply_tags(mail, settings.address)
-    return Prepared(mail, lines, tags, own_lines(mail.text, most) if tags else [])
+    codes = confirm_tags(mail, settings.address) + [
+        words[1]
+        for words in (line.split() for line in lines)
+        if len(words) == 2 and words[0].lower() == "confirm"
+    ]
+    return Prepared(
+        mail,
+        lines,
+        tags,
+        own_lines(mail.text, most) if tags else [],
+        verdict=mta_verdict(mail, trusted_ids(settings.trusted_authserv_ids)),
+        confirm_codes=codes,
+    )
 
 
 @dataclass
@@ -259,6 +278,14 @@ def _handle(
             },
         )
     assert mail.sender is not None  # parse_message gives an auto_reason when there is none
+    if prepared.verdict is Verdict.FAIL:
+        # The From is forged (DMARC failed at our MTA): an answer would go to its victim.
+        reason = "the receiving MTA found its From failed DMARC"
+        return Handled(
+            status="ignored",
+            summary=printable(f"message-id={mail.message_id} ignored: {reason}"),
+            fields={"message_id": message_id, "status": "ignored", "reason": "dmarc=fail"},
+        )
     ctx = CommandContext(
         session=session,
         settings=settings,
@@ -266,7 +293,11 @@ def _handle(
         message_id=message_id[:300] if mail.message_id else None,
         clock=lambda: now,
         password_checks=checks,
+        sender_authenticated=prepared.verdict is Verdict.PASS,
     )
+    if not ctx.may_mail(mail.sender):
+        return _unconfirmed(ctx, item, prepared, now)
+    tagged = [confirmation.confirm(ctx, code) for code in confirm_tags(mail, settings.address)]
     seat = seat_reply(ctx, mail, prepared.tags, prepared.own) if prepared.tags else None
     if seat is not None and seat.lines:
         sections = [_dispatch_reply(ctx, line, seat.userid) for line in seat.lines]
@@ -274,6 +305,8 @@ def _handle(
         sections = [dispatch_line(ctx, line) for line in lines]
     elif seat is not None and seat.refusal is not None:
         sections = [seat.refusal]
+    elif tagged:
+        sections = [_confirmation_reply(done) for done in tagged]
     else:
         # Said as a count: a line that is no command may hold a password, never quoted back.
         seen = {"lines": len(lines), "from_subject": lines == [" ".join(mail.subject.split())]}
@@ -303,6 +336,50 @@ def _handle(
         },
         outbox=outbox,
     )
+
+
+def _unconfirmed(ctx: CommandContext, item: Pending, prepared: Prepared, now: datetime) -> Handled:
+    """A message from an address not (yet) confirmed: it may confirm an address with a code,
+    and is answered at that address; otherwise it is held, and its address gets the one
+    confirmation mail (at most one a day). Nothing else is sent, whatever it says."""
+    mail = prepared.mail
+    assert mail.sender is not None
+    done = [d for d in (confirmation.confirm(ctx, c) for c in prepared.confirm_codes) if d]
+    fields: dict[str, Any] = {"message_id": printable(mail.message_id or ""), "sender": mail.sender}
+    if done:
+        outbox = []
+        for confirmed in done:
+            row = outbox_row(
+                ctx.settings,
+                to=confirmed.address,
+                kind="reply",
+                subject=reply_subject(mail.subject),
+                body=render_reply_body([_confirmation_reply(confirmed)], ctx.settings),
+                now=now,
+                inbox_id=item.id,
+                answering=mail,
+            )
+            outbox += [row] if row is not None else []
+        outbox += notification_rows(ctx.settings, ctx.notifications, now, inbox_id=item.id)
+        summary = f"confirmed {len(done)} address(es)"
+        return Handled("done", summary, {**fields, "status": "done", "result": summary}, outbox)
+    if confirmation.held_count(ctx.session, mail.sender) >= confirmation.MAX_HELD:
+        summary = "ignored: too many messages wait for this address's confirmation"
+        return Handled("ignored", summary, {**fields, "status": "ignored", "reason": summary})
+    sent = confirmation.request(ctx, mail.sender)
+    summary = "held until the address is confirmed" + (" (asked)" if sent else "")
+    outbox = notification_rows(ctx.settings, ctx.notifications, now, inbox_id=item.id)
+    return Handled("held", summary, {**fields, "status": "held", "asked": sent}, outbox)
+
+
+def _confirmation_reply(done: confirmation.Confirmed | None) -> Section:
+    if done is None:
+        return Section(
+            "address_confirmed", {"address": None}, ok=False, summary="confirmation unknown"
+        )
+    section = confirmed_section(done)
+    section.command = "(a reply to the confirmation mail)"
+    return section
 
 
 def _dispatch_reply(ctx: CommandContext, line: ReplyLine, userid: str | None) -> Section:
@@ -361,6 +438,13 @@ _MARK_PROCESSED = (
         summary=bindparam("new_summary"),
         raw=bindparam("kept_raw"),
     )
+)
+
+
+_MARK_HELD = (
+    update(_INBOX)
+    .where(_INBOX.c.id == bindparam("inbox_id"))
+    .values(from_address=bindparam("held_from"))
 )
 
 
@@ -484,12 +568,20 @@ class _BatchRun:
                         "new_status": handled.status,
                         "processed_at": now,
                         "new_summary": handled.summary[:2000],
-                        "kept_raw": redacted(item.raw),
+                        # A held message is processed whole once its address is confirmed.
+                        "kept_raw": item.raw if handled.status == "held" else redacted(item.raw),
                     }
                 )
             insert_outbox(session, outbox)
             if marks:
                 session.execute(_MARK_PROCESSED, marks)
+            held = [
+                {"inbox_id": i, "held_from": h.fields["sender"].lower()}
+                for i, h in batch.handled
+                if h.status == "held"
+            ]
+            if held:
+                session.execute(_MARK_HELD, held)
         return batch
 
 
@@ -661,15 +753,50 @@ def maintain(
         if part.examined < chunk or part.last_id is None:
             break
         after_id = part.last_id
+    report.expired = expire_held(factory, now)
     with transaction(factory) as session:
         ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
         report.digested = send_digests(ctx)
         queue_notifications(session, settings, ctx.notifications, now)
-    if report.reminded or report.forfeited or report.digested:
+    if report.reminded or report.forfeited or report.digested or report.expired:
         fields = {
             "reminded": report.reminded,
             "forfeited": report.forfeited,
             "digests": len(report.digested),
+            "unconfirmed_dropped": report.expired,
         }
         log.info("maintenance", extra={"fields": fields})
     return report
+
+
+def expire_held(factory: sessionmaker[Session], now: datetime, chunk: int = 500) -> int:
+    """Drop the messages whose address was not confirmed in time: they stay as ``ignored``,
+    redacted like any processed message. Returns how many."""
+    cutoff = now - confirmation.HELD_FOR
+    due = (
+        select(_INBOX.c.id, _INBOX.c.raw)
+        .where(_INBOX.c.status == "held", _INBOX.c.received_at < cutoff)
+        .order_by(_INBOX.c.id)
+        .limit(chunk)
+    )
+    dropped = 0
+    while True:
+        with transaction(factory) as session:
+            rows = session.execute(due).all()
+            if rows:
+                session.execute(
+                    _MARK_PROCESSED,
+                    [
+                        {
+                            "inbox_id": row.id,
+                            "new_status": "ignored",
+                            "processed_at": now,
+                            "new_summary": "ignored: its address was never confirmed",
+                            "kept_raw": redacted(row.raw),
+                        }
+                        for row in rows
+                    ],
+                )
+        dropped += len(rows)
+        if len(rows) < chunk:
+            return dropped

@@ -2,9 +2,10 @@
 its sender may speak for that seat, and the commands it carries.
 
 The sender may when the token is the seat's (see :mod:`pbmserv.core.board_mail`), the board
-is still being played, the From address is the player's (registered or added), and the
-receiving MTA, where a trusted one wrote Authentication-Results, found DKIM, SPF or DMARC
-passing for it.
+is still being played, the From address is the player's (registered or added), and, where
+trusted authserv-ids are set, the receiving MTA's Authentication-Results pass the From
+address (see :mod:`pbmserv.mail.authentication`): with them set, a reply with no such verdict
+is refused too.
 """
 
 from __future__ import annotations
@@ -12,27 +13,38 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pbmserv.core import board_mail, replies
+from pbmserv.core import board_mail, confirmation, replies
 from pbmserv.core.board_mail import ReplyTag
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import is_command
 from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import Section
+from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
 from pbmserv.mail.decode import IncomingMail
 
 
-def reply_tags(mail: IncomingMail, server_address: str) -> list[ReplyTag]:
-    """The reply-address tags of the server's addresses the message was sent to."""
+def _plus_tags(mail: IncomingMail, server_address: str) -> list[str]:
+    """What follows the ``+`` in the server's addresses the message was sent to."""
     local, _at, domain = server_address.lower().rpartition("@")
     tags = []
     for address in mail.recipients:
         their_local, _at, their_domain = address.rpartition("@")
         base, plus, tag = their_local.partition("+")
         if plus and base == local and their_domain == domain:
-            parsed = board_mail.parse_tag(tag)
-            if parsed is not None:
-                tags.append(parsed)
+            tags.append(tag)
     return tags
+
+
+def reply_tags(mail: IncomingMail, server_address: str) -> list[ReplyTag]:
+    """The seats' reply-address tags of the server's addresses the message was sent to."""
+    parsed = (board_mail.parse_tag(tag) for tag in _plus_tags(mail, server_address))
+    return [tag for tag in parsed if tag is not None]
+
+
+def confirm_tags(mail: IncomingMail, server_address: str) -> list[str]:
+    """The codes of the confirmation reply addresses the message was sent to."""
+    codes = (confirmation.parse_tag(tag) for tag in _plus_tags(mail, server_address))
+    return [code for code in codes if code is not None]
 
 
 @dataclass
@@ -66,8 +78,8 @@ def seat_reply(
     sender = mail.sender or ""
     if not replies.writes_from(ctx.session, found.user, sender):
         return _refusal("sender", game, board)
-    trusted = [h.strip() for h in ctx.settings.trusted_authserv_ids.split(",") if h.strip()]
-    if trusted and not replies.authenticated_by_mta(mail.authentication_results, trusted, sender):
+    verdict = mta_verdict(mail, trusted_ids(ctx.settings.trusted_authserv_ids))
+    if verdict not in (Verdict.UNCHECKED, Verdict.PASS):
         return _refusal("authentication", game, board)
     if found.problem is not None:
         return _refusal(found.problem, game, board)

@@ -64,6 +64,7 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "password_guessing": lambda data: "pbmserv: someone is guessing your password",
     "password_reset": lambda data: f"pbmserv: new password for {data['userid']}",
     "address_changed": lambda data: f"pbmserv: address of {data['userid']} changed",
+    "confirmation": lambda data: "pbmserv: may we send game mail to this address?",
     "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
     "broadcast": lambda data: f"pbmserv: {data['subject']}",
     "digest": lambda data: (

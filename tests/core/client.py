@@ -17,7 +17,7 @@ class Client:
 
     def __init__(self, engine) -> None:  # type: ignore[no-untyped-def]
         self.factory = session_factory(engine)
-        self.settings = Settings()
+        self.settings = Settings(confirm_addresses=False)
         self.notifications: list = []
 
     def run(self, line: str, sender: str = "alice@example.org") -> Section:

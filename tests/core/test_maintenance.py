@@ -85,7 +85,7 @@ def notices(client: Client) -> Counter[str]:
 
 
 def test_maint_query_gives_only_due_boards(boards: Client) -> None:
-    settings = Settings()  # remind after 7 days, forfeit after 28
+    settings = Settings(confirm_addresses=False)  # remind after 7 days, forfeit after 28
     set_times(boards, [2], updated=at(1.5))  # idle 6.5 days: not yet
     set_times(boards, [3], updated=START, reminded=at(7.5))  # reminded of this idle spell
     set_times(boards, [4], updated=at(-30), reminded=at(-10))  # reminded, and forfeit is due
@@ -99,7 +99,7 @@ def test_maint_query_gives_only_due_boards(boards: Client) -> None:
 
 def test_maint_query_uses_each_games_own_limits(boards: Client) -> None:
     limits = {"owlman": IdleLimits(remind_after_days=2, forfeit_after_days=5)}
-    settings = replace(Settings(), game_limits=limits)
+    settings = replace(Settings(confirm_addresses=False), game_limits=limits)
     assert due_ids(boards, settings, at(3)) == [6]
     set_times(boards, [6], updated=START, reminded=at(2.5))
     assert due_ids(boards, settings, at(4)) == []
@@ -108,7 +108,7 @@ def test_maint_query_uses_each_games_own_limits(boards: Client) -> None:
 
 
 def test_maint_does_not_load_boards_already_reminded(boards: Client, loads: list[int]) -> None:
-    settings = Settings()
+    settings = Settings(confirm_addresses=False)
     report = maintain(boards.factory, settings, clock=lambda: at(8))
     assert report.reminded == [1, 2, 3, 4, 5, 6] and len(loads) == 6
     loads.clear()
@@ -127,7 +127,12 @@ def test_maint_admin_pass_in_one_transaction_reads_only_due_boards(
 ) -> None:
     set_times(boards, [1, 2, 3], updated=START, reminded=at(7.5))
     with transaction(boards.factory) as session:
-        ctx = CommandContext(session=session, settings=Settings(), sender=None, clock=lambda: at(8))
+        ctx = CommandContext(
+            session=session,
+            settings=Settings(confirm_addresses=False),
+            sender=None,
+            clock=lambda: at(8),
+        )
         report = run_maintenance(ctx)
     assert report.reminded == [4, 5, 6] and report.examined == 3 and len(loads) == 3
 
@@ -135,7 +140,7 @@ def test_maint_admin_pass_in_one_transaction_reads_only_due_boards(
 def test_maint_works_in_chunks_that_each_commit_with_their_mail(
     boards: Client, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    settings = Settings()
+    settings = Settings(confirm_addresses=False)
     real_remind = maintenance._remind
     transactions = []
 
@@ -165,14 +170,16 @@ def test_maint_works_in_chunks_that_each_commit_with_their_mail(
 
 def test_maint_chunk_boundary_exactly_full(boards: Client) -> None:
     """Six due boards in chunks of three: a third, empty chunk ends the pass."""
-    report = maintain(boards.factory, Settings(), clock=lambda: at(8), chunk=3)
+    report = maintain(
+        boards.factory, Settings(confirm_addresses=False), clock=lambda: at(8), chunk=3
+    )
     assert report.reminded == [1, 2, 3, 4, 5, 6] and report.examined == 6
 
 
 def test_maint_never_forfeits_without_a_reminder_first(boards: Client) -> None:
     """After downtime (no maintenance for 40 days), an overdue board is reminded first and
     forfeited only once the notice has passed since that reminder."""
-    settings = replace(Settings(), forfeit_notice_days=3.0)
+    settings = replace(Settings(confirm_addresses=False), forfeit_notice_days=3.0)
     first = maintain(boards.factory, settings, clock=lambda: at(40))
     assert first.forfeited == [] and first.reminded == [1, 2, 3, 4, 5, 6]
     reminder = boards.query(select(OutboxMessage.raw).where(OutboxMessage.kind == "notice"))[0][0]
@@ -182,7 +189,7 @@ def test_maint_never_forfeits_without_a_reminder_first(boards: Client) -> None:
 
 
 def test_maint_forfeit_waits_for_the_notice_after_a_late_reminder(boards: Client) -> None:
-    settings = replace(Settings(), forfeit_notice_days=2.0)
+    settings = replace(Settings(confirm_addresses=False), forfeit_notice_days=2.0)
     set_times(boards, [1], updated=START, reminded=at(27.5))  # reminded late, near the limit
     assert 1 not in due_ids(boards, settings, at(28))
     assert 1 in due_ids(boards, settings, at(29.5))

@@ -38,7 +38,8 @@ def test_the_syntax_hint_offers_swap_only_where_there_is_one(players: Client) ->
 
 def test_the_signature_separator_is_dash_dash_space() -> None:
     body = render_reply_body(
-        [Section("no_command", {"lines": 0, "from_subject": False})], Settings()
+        [Section("no_command", {"lines": 0, "from_subject": False})],
+        Settings(confirm_addresses=False),
     )
     assert "\n-- \n" in body
     note = Notification("a@x", "notice", "password_reset", {"userid": "a", "password": "p"})

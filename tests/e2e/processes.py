@@ -27,7 +27,15 @@ def run_pbmserv(
 
 def environment(db_url: str, spool: Path, **extra: str) -> dict[str, str]:
     env = dict(os.environ)
-    env.update({"PBMSERV_DB": db_url, "PBMSERV_SPOOL": str(spool), **extra})
+    env.update(
+        {
+            "PBMSERV_DB": db_url,
+            "PBMSERV_SPOOL": str(spool),
+            # A private server: these tests are not about confirming addresses.
+            "PBMSERV_CONFIRM_ADDRESSES": "false",
+            **extra,
+        }
+    )
     env.pop("PBMSERV_RELAY", None)
     return env
 
@@ -46,7 +54,9 @@ def seed_game(engine) -> None:  # type: ignore[no-untyped-def]
         ("chameleon challenge -size=5 alice bob", "alice@example.org"),
     ):
         with transaction(factory) as session:
-            assert dispatch_line(CommandContext(session, Settings(), sender), line).ok
+            assert dispatch_line(
+                CommandContext(session, Settings(confirm_addresses=False), sender), line
+            ).ok
 
 
 def start_serve(env: dict[str, str], port: int, log_path: Path) -> subprocess.Popen:

@@ -58,7 +58,9 @@ def text_of(message) -> str:  # type: ignore[no-untyped-def]
 
 def play(engine, line: str, sender: str) -> bool:  # type: ignore[no-untyped-def]
     with transaction(session_factory(engine)) as session:
-        return dispatch_line(CommandContext(session, Settings(), sender), line).ok
+        return dispatch_line(
+            CommandContext(session, Settings(confirm_addresses=False), sender), line
+        ).ok
 
 
 @pytest.fixture
@@ -228,7 +230,10 @@ def test_inbox_and_outbox_list_retry_purge(shell: Shell, engine) -> None:  # typ
     # A move processed long ago: purging empties it but keeps its key.
     old_move = make_mail("bob@example.org", "chameleon move 1 bob hunter22 a1x").as_bytes()
     factory = session_factory(engine)
-    assert store_message(factory, Settings(), old_move, "bob@example.org") is Stored.ACCEPTED
+    assert (
+        store_message(factory, Settings(confirm_addresses=False), old_move, "bob@example.org")
+        is Stored.ACCEPTED
+    )
     with transaction(factory) as session:
         session.execute(
             update(InboxMessage)
@@ -242,7 +247,10 @@ def test_inbox_and_outbox_list_retry_purge(shell: Shell, engine) -> None:  # typ
         kept = conn.scalar(select(InboxMessage.raw).where(InboxMessage.status == "done"))
         assert kept == b""
     # Delivered again a month later: still known, not played twice.
-    assert store_message(factory, Settings(), old_move, "bob@example.org") is Stored.DUPLICATE
+    assert (
+        store_message(factory, Settings(confirm_addresses=False), old_move, "bob@example.org")
+        is Stored.DUPLICATE
+    )
     assert shell.run("outbox", "retry", "--failed").startswith("1 outbox message(s)")
 
 

@@ -27,7 +27,7 @@ PLAYERS = ("ann", "bob", "cat", "dan")
 def mail(engine: Engine, line: str, userid: str) -> bool:
     """A player's command, processed as the server processes one mail."""
     with transaction(session_factory(engine)) as session:
-        ctx = CommandContext(session, Settings(), f"{userid}@example.org")
+        ctx = CommandContext(session, Settings(confirm_addresses=False), f"{userid}@example.org")
         return dispatch_line(ctx, line).ok
 
 

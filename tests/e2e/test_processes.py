@@ -72,7 +72,9 @@ def test_two_commands_racing_on_one_board_never_both_apply(engine) -> None:  # t
     def attempt(name: str, cell: str, hold: float) -> None:
         try:
             with transaction(factory) as session:
-                ctx = CommandContext(session, Settings(), "alice@example.org")
+                ctx = CommandContext(
+                    session, Settings(confirm_addresses=False), "alice@example.org"
+                )
                 results[name] = dispatch_line(ctx, f"chameleon move 1 alice secret1 {cell}")
                 first_done.set()
                 time.sleep(hold)  # keep the transaction open: the other must wait for it

@@ -32,7 +32,7 @@ def parse(raw: bytes) -> email.message.EmailMessage:
 
 def composed(picture: str | None, pictures: tuple[str, ...] = ()) -> bytes:
     return build_message(
-        settings=Settings(),
+        settings=Settings(confirm_addresses=False),
         to="bob@example.org",
         subject="chameleon board 1: your move",
         body=BODY,

@@ -84,6 +84,7 @@ def delivery_settings(db_url: str, relay: Relay | None, **changes: object) -> Se
         "address": "pbmserv@games.example.org",
         "retry_base_seconds": 60.0,
         "retry_max_seconds": 600.0,
+        "confirm_addresses": False,
     }
     values.update(changes)
     return Settings(**values)  # type: ignore[arg-type]

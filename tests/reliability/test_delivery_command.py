@@ -50,7 +50,7 @@ def test_deliver_sends_what_is_due_once_and_summarises(
     seed_game(engine)
     env = environment(db_url, tmp_path / "spool")
     assert run_pbmserv(["admin", "users", "reset-password", "bob"], env).returncode == 0
-    enqueue(engine, Settings(), ["jürgen@example.test"])
+    enqueue(engine, Settings(confirm_addresses=False), ["jürgen@example.test"])
     with Relay(ScriptedHandler()) as relay:
         first = run_pbmserv(["deliver", "--relay", relay.address], env)
         again = run_pbmserv(["deliver", "--relay", relay.address], env)
@@ -68,7 +68,7 @@ def test_deliver_sends_what_is_due_once_and_summarises(
 def test_deliver_without_a_relay_writes_the_spool(
     db_url: str, engine: Engine, tmp_path: Path
 ) -> None:
-    enqueue(engine, Settings(), ["alice@example.org", "bob@example.org"])
+    enqueue(engine, Settings(confirm_addresses=False), ["alice@example.org", "bob@example.org"])
     spool = tmp_path / "outgoing"
     result = run_pbmserv(["deliver", "--spool", str(spool)], environment(db_url, tmp_path / "x"))
     assert result.returncode == 0, result.stderr.decode()
@@ -80,7 +80,7 @@ def test_deliver_without_a_relay_writes_the_spool(
 def test_deliver_with_the_relay_down_defers_and_says_so(
     db_url: str, engine: Engine, tmp_path: Path
 ) -> None:
-    enqueue(engine, Settings(), ["alice@example.org"])
+    enqueue(engine, Settings(confirm_addresses=False), ["alice@example.org"])
     nobody = f"127.0.0.1:{free_port()}"
     result = run_pbmserv(["deliver", "--relay", nobody], environment(db_url, tmp_path / "spool"))
     assert result.returncode == EX_TEMPFAIL

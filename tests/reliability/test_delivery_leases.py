@@ -88,7 +88,9 @@ import asyncio, sys
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.mail.delivery import deliver_due
-settings = Settings(db_url=sys.argv[1], relay=sys.argv[2], delivery_lease_seconds=1.0)
+settings = Settings(
+    confirm_addresses=False, db_url=sys.argv[1], relay=sys.argv[2], delivery_lease_seconds=1.0
+)
 asyncio.run(deliver_due(session_factory(make_engine(settings.db_url)), settings))
 """
 

@@ -68,7 +68,7 @@ class Desk:
     def send(self, line: str, userid: str) -> Section:
         """One command mailed by ``userid``; its reply text is set on the section."""
         with transaction(self.factory) as session:
-            ctx = CommandContext(session, Settings(), address(userid))
+            ctx = CommandContext(session, Settings(confirm_addresses=False), address(userid))
             section = dispatch_line(ctx, line)
             section.text = render_section(section, SERVER)
             self._keep(ctx)
@@ -77,7 +77,7 @@ class Desk:
     def operate(self, action: Callable[[CommandContext], Any]) -> Any:
         """One operator action in its own transaction."""
         with transaction(self.factory) as session:
-            ctx = CommandContext(session, Settings(), None)
+            ctx = CommandContext(session, Settings(confirm_addresses=False), None)
             result = action(ctx)
             self._keep(ctx)
         return result
@@ -490,7 +490,7 @@ def test_two_boards_ending_at_once_pair_the_next_round_exactly_once(
     other: list[bool] = []
     with transaction(desk.factory) as session:
         # The first board ends in a transaction still open when the second one ends.
-        ctx = CommandContext(session, Settings(), address(loser_a))
+        ctx = CommandContext(session, Settings(confirm_addresses=False), address(loser_a))
         assert dispatch_line(ctx, f"chameleon resign {board_a} {loser_a} {password(loser_a)}").ok
         line = f"chameleon resign {board_b} {loser_b} {password(loser_b)}"
         thread = threading.Thread(target=lambda: other.append(desk.send(line, loser_b).ok))

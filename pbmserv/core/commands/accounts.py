@@ -6,15 +6,15 @@ import re
 from collections.abc import Callable
 
 from sqlalchemy import delete as delete_rows
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
-from pbmserv.core import board_mail, logins
+from pbmserv.core import board_mail, confirmation, logins
 from pbmserv.core.addresses import users_of_address
 from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.passwords import hash_password
-from pbmserv.core.results import CommandError, Notification, Section
+from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import Entry, GameRow, Observer, Seat, Tournament, User, UserAddress
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame
@@ -34,6 +34,27 @@ def _address(word: str) -> str:
     return address
 
 
+def _check_room_at(ctx: CommandContext, address: str) -> None:
+    """Refuse when ``address`` holds as many user ids as one address may."""
+    most = ctx.settings.max_accounts_per_address
+    query = select(func.count()).select_from(User)
+    held = ctx.session.scalar(
+        query.where(func.lower(User.email) == address.lower(), User.disabled.is_(False))
+    )
+    if (held or 0) >= most:
+        raise CommandError(
+            f"{address} already has {most} user ids, the most one address may have",
+            hint="Play on with one of them; an operator can close one you no longer use.",
+            syntax_was_right=True,
+        )
+
+
+def _check_not_anothers(ctx: CommandContext, user: User, address: str) -> None:
+    """Refuse an address that is another user's, registered or added (in any letter case)."""
+    if any(other.id != user.id for other in users_of_address(ctx.session, address)):
+        raise CommandError(f"{address} belongs to another user", syntax_was_right=True)
+
+
 def check_password_rules(password: str) -> None:
     if len(password) < MIN_PASSWORD or len(password) > 128:
         raise CommandError(f"a password must have {MIN_PASSWORD} to 128 characters (no spaces)")
@@ -46,7 +67,10 @@ def check_password_rules(password: str) -> None:
     secret_words=(2,),
     min_words=3,
     details="User ids are 2-24 letters, digits, '_', '.' or '-', starting with a letter; "
-    "they are not case-sensitive. Passwords are case-sensitive.",
+    "they are not case-sensitive. Passwords are case-sensitive.\n"
+    "The first time you write from an address, pbmserv holds your message and sends that\n"
+    "address one short mail: reply to it (the text does not matter) and your message is\n"
+    "processed. Until then, nothing else is sent to the address.",
 )
 def signup(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     userid, password = line.words[1], line.words[2]
@@ -63,6 +87,7 @@ def signup(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
         raise CommandError("signup needs the address to register: send it by mail")
     if ctx.find_user(userid) is not None:
         raise CommandError(f'the user id "{userid}" is taken; choose another')
+    _check_room_at(ctx, ctx.sender)
     user = User(
         userid=userid.lower(),
         display_id=userid,
@@ -113,27 +138,56 @@ def password(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> S
 def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
     new_address = _address(line.words[3])
-    old_address = user.email
-    user.email = new_address
-    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
-    context = {"userid": user.display_id, "old": old_address, "new": new_address}
-    told = {ctx.sender.lower()} if ctx.sender else set()
-    for address in (old_address, new_address):
-        if address.lower() not in told:
-            told.add(address.lower())
-            ctx.notify(
-                Notification(
-                    to=address,
-                    channel="notice",
-                    kind="address_changed",
-                    data=context,
-                )
-            )
+    if new_address.lower() == user.email.lower():
+        raise CommandError(
+            f"{user.display_id}'s mail goes to {user.email} already; nothing was changed",
+            syntax_was_right=True,
+        )
+    _check_not_anothers(ctx, user, new_address)
+    _check_room_at(ctx, new_address)
+    context = {"userid": user.display_id, "old": user.email, "new": new_address}
+    if not ctx.may_mail(new_address):
+        # The move waits for the new address's owner: until then mail goes where it went.
+        user.pending_email = new_address
+        sent = confirmation.request(ctx, new_address)
+        return Section(
+            "email_pending", {**context, "sent": sent}, summary=f"email {user.display_id} pending"
+        )
+    user.pending_email = None
+    confirmation.move_mail(ctx, user, new_address)
     return Section(
-        kind="email_changed",
-        data=context,
+        "email_changed",
+        context,
         summary=f"email {user.display_id}",
     )
+
+
+@command(
+    "confirm",
+    "confirm CODE",
+    "confirm your address (the code is in the one mail we sent it)",
+    secret_words=(1,),
+    min_words=2,
+    max_words=2,
+    details="A reply to that mail does the same; the code is needed only when replying\n"
+    "is not possible.",
+)
+def confirm(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
+    code = line.words[1]
+    done = confirmation.confirm(ctx, code) if confirmation.CODE_PATTERN.fullmatch(code) else None
+    if done is None:
+        raise CommandError(
+            "that code confirms nothing: the address it was for is confirmed already, or the "
+            "code was mistyped",
+            hint='Reply to the confirmation mail itself, or copy its "confirm" line exactly.',
+            syntax_was_right=True,
+        )
+    return confirmed_section(done)
+
+
+def confirmed_section(done: confirmation.Confirmed) -> Section:
+    data = {"address": done.address, "released": done.released, "moved": done.moved}
+    return Section("address_confirmed", data, summary="address confirmed")
 
 
 #: ``change WHAT ...``: pbmserv's forms of the account changes.
@@ -275,8 +329,7 @@ def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -
     user = logins.authenticate(ctx, line.words[1], line.words[2])
     address = _address(line.words[3])
     key = address.lower()
-    if any(other.id != user.id for other in users_of_address(ctx.session, key)):
-        raise CommandError(f"{address} belongs to another user", syntax_was_right=True)
+    _check_not_anothers(ctx, user, key)
     taken = ctx.session.get(UserAddress, key)
     extra = list(ctx.session.scalars(select(UserAddress).where(UserAddress.user_id == user.id)))
     if taken is None and key != user.email.lower():
@@ -288,5 +341,7 @@ def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -
         "userid": user.display_id,
         "email": user.email,
         "addresses": sorted(a.address for a in extra),
+        "confirming": None if ctx.may_mail(key) else key,
+        "sent": False if ctx.may_mail(key) else confirmation.request(ctx, address),
     }
     return Section("address_added", data, summary=f"add address {user.userid}")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from pbmserv.core import game_service as service
 from pbmserv.core import logins, queued
@@ -364,6 +364,17 @@ def observe(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
     board, user = _observer_args(ctx, game, line)
     existing = ctx.session.get(Observer, (board.number, user.id))
     if existing is None:
+        most = ctx.settings.max_observers_per_board
+        watching = ctx.session.scalar(
+            select(func.count()).select_from(Observer).where(Observer.game_id == board.number)
+        )
+        if (watching or 0) >= most:
+            raise CommandError(
+                f"board {board.number} has {most} observers, the most a board may have",
+                hint="Its history stays open to all: send "
+                f'"{game.SPEC.name} history {board.number}".',
+                syntax_was_right=True,
+            )
         ctx.session.add(Observer(game_id=board.number, user_id=user.id))
     context = {
         "game": game.SPEC.name,

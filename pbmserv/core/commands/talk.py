@@ -48,10 +48,6 @@ def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     )
 
 
-#: At most this many people in one message.
-MAX_RECIPIENTS = 20
-
-
 @command(
     "message",
     "message USERID PASSWORD TOUSER [TOUSER ...] TEXT",
@@ -65,13 +61,20 @@ def message(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Se
     words = line.words[3:]
     # The leading words that are user ids are the recipients; the text starts at the first
     # word that is not one.
-    while words and len(recipients) < MAX_RECIPIENTS:
+    most = ctx.settings.max_message_recipients
+    while words:
         found = ctx.find_user(words[0])
         if found is None:
             break
         if found.id != user.id and all(r.id != found.id for r in recipients):
             recipients.append(found)
         words = words[1:]
+    if len(recipients) > most:
+        raise CommandError(
+            f"a message may go to at most {most} users, and this one names {len(recipients)}",
+            hint="Send it in several messages, or use a board's chat.",
+            syntax_was_right=True,
+        )
     if not recipients:
         raise CommandError(f'"{line.words[3]}" is not a user id: name who the message is for')
     text = " ".join(words).strip()

@@ -1,0 +1,167 @@
+"""Nobody can use the server to mail strangers: an address gets one confirmation mail and
+nothing else until its owner replies to it. Real SMTP in and out, a real database."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import func, select, update
+
+from pbmserv.db.engine import session_factory
+from pbmserv.db.models import Address, InboxMessage, User
+from pbmserv.mail.processor import expire_held
+from tests.support import Received, RunningServer, Sink, make_mail, settle, smtp_send
+
+pytestmark = pytest.mark.db
+
+CODE = re.compile(r"pbmserv\+confirm-([a-z2-7]{16})@localhost")
+
+
+@pytest.fixture
+def public(settings, sink: Sink):  # type: ignore[no-untyped-def]
+    """The server as it ships: addresses are confirmed before they get mail."""
+    running = RunningServer(replace(settings, confirm_addresses=True)).start()
+    yield running
+    running.stop()
+
+
+def send(server, engine, sink: Sink, sender: str, body: str, to: str = "pbmserv@localhost"):  # type: ignore[no-untyped-def]
+    """Send ``body`` from ``sender``; the mails it caused."""
+    before = len(sink.messages)
+    message = make_mail(sender, "", body + "\n", to=to)
+    assert smtp_send(server.port, message, to=to)[0] == 250
+    settle(engine)
+    return sink.messages[before:]
+
+
+def confirm_by_reply(server, engine, sink: Sink, mail: Received) -> list[Received]:  # type: ignore[no-untyped-def]
+    """Reply to a confirmation mail as a mail program does."""
+    reply_to = mail.message["Reply-To"].addresses[0].addr_spec
+    assert CODE.fullmatch(reply_to)
+    quoted = "".join(f"> {line}\n" for line in mail.body.splitlines())
+    return send(server, engine, sink, mail.to, f"yes, that was me\n\n{quoted}", to=reply_to)
+
+
+def users(engine) -> list[str]:  # type: ignore[no-untyped-def]
+    with engine.connect() as conn:
+        return list(conn.scalars(select(User.userid).order_by(User.id)))
+
+
+def signed_up(server, engine, sink: Sink, userid: str) -> str:  # type: ignore[no-untyped-def]
+    """A confirmed user ``userid`` at ``userid@example.org``."""
+    address = f"{userid}@example.org"
+    [asked] = send(server, engine, sink, address, f"signup {userid} pw-{userid}1")
+    out = confirm_by_reply(server, engine, sink, asked)
+    assert any("Welcome" in m.body for m in out)
+    return address
+
+
+def test_a_newcomer_confirms_once_and_the_held_message_is_answered(public, engine, sink):  # type: ignore[no-untyped-def]
+    out = send(public, engine, sink, "newbie@example.org", "signup newbie pw-newbie1 Nina Newbie")
+    [asked] = out
+    assert asked.to == "newbie@example.org"
+    assert asked.message["Auto-Submitted"] == "auto-generated"
+    # Nobody's text is in it: neither the user id nor the name the sender wrote.
+    assert "newbie" not in asked.body.replace("newbie@example.org", "")
+    assert "Nina" not in asked.body and "Nina" not in asked.subject
+    assert users(engine) == []
+    # More messages before the reply: held too, and no second mail within the day.
+    assert send(public, engine, sink, "newbie@example.org", "help") == []
+
+    out = confirm_by_reply(public, engine, sink, asked)
+    bodies = " ".join(m.body for m in out)
+    assert "newbie@example.org is confirmed" in bodies
+    assert "Welcome, newbie!" in bodies  # the held signup, processed now
+    assert len(out) == 3  # the confirmation's answer, then the two held messages'
+    assert {m.to for m in out} == {"newbie@example.org"}
+    assert users(engine) == ["newbie"]
+    # A second reply to the same mail confirms nothing more and holds nothing.
+    again = confirm_by_reply(public, engine, sink, asked)
+    assert len(again) == 1 and "confirms nothing" in again[0].body
+
+
+def test_a_flood_in_a_strangers_name_sends_one_mail(public, engine, sink):  # type: ignore[no-untyped-def]
+    signups = "\n".join(f"signup sp{n:02d} pw-sp{n:02d}" for n in range(30))
+    out = send(public, engine, sink, "target1@victim.test", signups)
+    for _ in range(15):  # more of the same, each a message of its own
+        out += send(public, engine, sink, "target1@victim.test", signups)
+    assert [m.to for m in out] == ["target1@victim.test"]
+    assert "sp00" not in out[0].body
+    assert users(engine) == []
+    with engine.connect() as conn:
+        held = conn.scalar(
+            select(func.count()).select_from(InboxMessage).where(InboxMessage.status == "held")
+        )
+    assert held == 10  # the rest were dropped unanswered
+
+    # A day later the address may be asked once more; after a week the held ones are dropped.
+    with engine.begin() as conn:
+        conn.execute(
+            update(Address).values(code_sent_at=datetime.now(UTC) - timedelta(days=1, minutes=1))
+        )
+    assert len(send(public, engine, sink, "target1@victim.test", "help")) == 0  # held cap
+    factory = session_factory(engine)
+    assert expire_held(factory, datetime.now(UTC) + timedelta(days=8)) == 10
+    [again] = send(public, engine, sink, "target1@victim.test", "help")
+    assert again.to == "target1@victim.test" and CODE.search(str(again.message["Reply-To"]))
+
+
+def test_an_address_change_waits_for_the_new_address(public, engine, sink):  # type: ignore[no-untyped-def]
+    bob = signed_up(public, engine, sink, "bob")
+    signed_up(public, engine, sink, "alice")
+    # Another user's address, in any letter case, is refused like add refuses it.
+    [refused] = send(public, engine, sink, bob, "email bob pw-bob1 ALICE@Example.org")
+    assert "belongs to another user" in refused.body
+    # Not the address the mail goes to already.
+    [same] = send(public, engine, sink, bob, "change address bob pw-bob1 bob@example.org")
+    assert "already" in same.body and "nothing was changed" in same.body
+
+    out = send(public, engine, sink, bob, "email bob pw-bob1 bob@new.example")
+    reply = next(m for m in out if m.to == bob)
+    asked = next(m for m in out if m.to == "bob@new.example")
+    assert len(out) == 2
+    assert "bob@new.example" in reply.body and "once its owner replies" in reply.body
+    assert "bob" not in asked.body.replace("bob@new.example", "")
+    with engine.connect() as conn:
+        assert conn.scalar(select(User.email).where(User.userid == "bob")) == bob
+
+    # The owner of the new address sends the code as a command instead of replying.
+    code = CODE.search(str(asked.message["Reply-To"])).group(1)  # type: ignore[union-attr]
+    out = send(public, engine, sink, "bob@new.example", f"confirm {code}")
+    assert {m.to for m in out} == {"bob@new.example", bob}
+    notices = [m for m in out if "address of bob changed" in m.subject]
+    assert [m.to for m in notices] == [bob]
+    with engine.connect() as conn:
+        assert conn.scalar(select(User.email).where(User.userid == "bob")) == "bob@new.example"
+    assert code not in str(
+        [m.body for m in out if m.to == "bob@new.example"]
+    )  # the code is never quoted back
+
+
+def test_one_address_holds_a_few_user_ids(public, engine, sink):  # type: ignore[no-untyped-def]
+    owner = signed_up(public, engine, sink, "ann")
+    body = "\n".join(f"signup ann{n} pw-ann{n}x" for n in range(2, 6))
+    [reply] = send(public, engine, sink, owner, body)
+    assert reply.body.count("Welcome") == 2
+    assert "already has 3 user ids" in reply.body
+    assert users(engine) == ["ann", "ann2", "ann3"]
+
+
+def test_an_added_address_is_confirmed_before_it_is_taken(public, engine, sink):  # type: ignore[no-untyped-def]
+    carol = signed_up(public, engine, sink, "carol")
+    out = send(public, engine, sink, carol, "add carol pw-carol1 carol@work.example")
+    asked = next(m for m in out if m.to == "carol@work.example")
+    assert "carol" not in asked.body.replace("carol@work.example", "")
+    # Mail from the added address waits for its confirmation.
+    assert send(public, engine, sink, "carol@work.example", "status carol") == []
+    out = confirm_by_reply(public, engine, sink, asked)
+    assert len(out) == 2 and {m.to for m in out} == {"carol@work.example"}
+    assert any("> status carol" in m.body for m in out)
+
+
+def test_a_private_server_trusts_every_address(server, engine, sink):  # type: ignore[no-untyped-def]
+    [reply] = send(server, engine, sink, "dan@example.org", "signup dan pw-dan1")
+    assert "Welcome" in reply.body

@@ -103,3 +103,26 @@ def test_extinction_draw_moves_become_history_entries(empty_engine: Engine) -> N
         (2, "move", "e5"),
     ]
     assert plies == {1: 2, 2: 3}
+
+
+def test_addresses_stored_before_confirmation_existed_count_as_confirmed(
+    empty_engine: Engine,
+) -> None:
+    upgrade(empty_engine, "0013")
+    with empty_engine.begin() as conn:
+        for uid, userid, email in ((1, "ann", "Ann@Example.org"), (2, "gone", "")):
+            conn.execute(
+                text(
+                    "INSERT INTO users (id, userid, display_id, full_name, email, password_hash,"
+                    " disabled, created_at, mail_format, digest) VALUES (:id, :userid, :userid,"
+                    " '', :email, 'x', false, CURRENT_TIMESTAMP, 'html', 'off')"
+                ),
+                {"id": uid, "userid": userid, "email": email},
+            )
+        conn.execute(text("INSERT INTO user_addresses VALUES ('ann@work.example', 1)"))
+    upgrade(empty_engine)
+    with empty_engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT address FROM addresses WHERE confirmed_at IS NOT NULL ORDER BY address")
+        ).all()
+    assert [r[0] for r in rows] == ["ann@example.org", "ann@work.example"]

@@ -178,6 +178,23 @@ def test_tokens_reach_only_their_owner_and_no_log(server, engine, sink: Sink, ca
     assert not any(token in kept for token in owners), "a processed message kept its token"
 
 
+def test_a_token_in_capitals_is_played_and_masked_where_kept(
+    server, engine, sink: Sink, caplog
+) -> None:  # type: ignore[no-untyped-def]
+    caplog.set_level(logging.DEBUG, logger="pbmserv")
+    first = start(server, engine, sink)
+    reply_to = first[ALICE].message["Reply-To"].addresses[0].addr_spec
+    shouted = reply_to.split("@")[0].upper() + "@localhost"  # PBMSERV+B1-S0-TOKEN
+    token = shouted.split("-")[-1].split("@")[0]
+    send(server, engine, sink, ALICE, "Re: your move", "e4\n", to=shouted)
+    assert moves(engine) == ["e4"]
+    with engine.connect() as conn:
+        kept = b"".join(conn.scalars(select(InboxMessage.raw)))
+    assert token.encode() not in kept.upper(), "the capital token was kept unmasked"
+    logged = "\n".join(r.getMessage() + repr(getattr(r, "fields", "")) for r in caplog.records)
+    assert token not in logged.upper()
+
+
 @pytest.fixture
 def trusting_server(settings):  # type: ignore[no-untyped-def]
     running = RunningServer(replace(settings, trusted_authserv_ids="mx.example.net")).start()

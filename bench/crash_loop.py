@@ -19,7 +19,9 @@ and the relayed mail with what was sent. It prints:
 - applied twice: a Message-ID on two move rows, or two rows for one ply of a board, or a board
   whose stored ply differs from the moves the bench played on it;
 - duplicate mails at the relay: one Message-ID received twice; one In-Reply-To answered twice
-  (under two Message-IDs); one board mail (recipient, subject, body) received twice;
+  (under two Message-IDs); one board mail (recipient, subject, body) received twice. A kill
+  may cost one mail sent again (the one the relay took just before it, not yet marked sent),
+  never more: at most as many as the kills (issue 29);
 - the number of kills.
 
 The server runs with a 5-second delivery lease (``--lease``) instead of the default 120 s, so
@@ -58,11 +60,12 @@ from bench._mailload import (  # noqa: E402
     wait_settled,
     workdir_for,
 )
-from pbmserv.games import find_game  # noqa: E402
+from pbmserv.games.chameleon import GAME  # noqa: E402
 
-GAME = find_game("chameleon")
 BOARD_SIZE = 26  # room for hundreds of moves without a win
 PASSWORD = "crash-pw"
+# What the answer to a move that was played says (templates/mail/sections/moved.txt.j2).
+PLAYED = " you played "
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -175,7 +178,7 @@ class Answers:
 
 def body_text(raw: bytes) -> str:
     message = email.message_from_bytes(raw, policy=email.policy.default)
-    part = message.get_body(preferencelist=("plain",))  # type: ignore[attr-defined]
+    part = message.get_body(preferencelist=("plain",))
     return part.get_content() if part is not None else ""
 
 
@@ -307,7 +310,7 @@ class Mover:
         if answer is None:
             ledger.unanswered.append(mid)
             return False
-        if "was played" not in body_text(answer.raw):
+        if PLAYED not in body_text(answer.raw):
             ledger.rejected.append(mid)
             return False
         return True
@@ -392,13 +395,11 @@ def check(db: ScratchDatabase, ledger: Ledger, relayed: list[Relayed]) -> Check:
     per_mid = {str(mid): int(n) for mid, n in rows if mid is not None}
     lost = sum(1 for mid in ledger.accepted if per_mid.get(mid, 0) == 0)
     twice = sum(n - 1 for mid, n in per_mid.items() if mid.startswith("<move-") and n > 1)
-    twice += int(
-        db.scalar(
-            "SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM moves "
-            "GROUP BY game_id, ply HAVING count(*) > 1) AS doubled"
-        )
-        or 0
+    doubled = db.scalar(
+        "SELECT coalesce(sum(n - 1), 0) FROM (SELECT count(*) AS n FROM moves "
+        "GROUP BY game_id, ply HAVING count(*) > 1) AS doubled"
     )
+    twice += int(str(doubled or 0))
     differing = boards_differing(db, ledger)
     return Check(lost, twice, differing, *duplicates(relayed), relayed=len(relayed))
 
@@ -467,7 +468,7 @@ def print_report(title: str, ledger: Ledger, result: Check, killer: Killer, extr
         ("inbox pending / failed at the end", extra["inbox"], "must be 0"),
         ("outbox pending / failed at the end", extra["outbox"], "must be 0"),
         ("mails at the relay", str(result.relayed), ""),
-        ("duplicate mails (same Message-ID)", str(result.dup_message_id), "must be 0"),
+        ("duplicate mails (same Message-ID)", str(result.dup_message_id), "at most the kills"),
         ("duplicate answers (same In-Reply-To)", str(result.dup_answers), "must be 0"),
         ("duplicate board mails", str(result.dup_boards), "must be 0"),
         ("server exits not caused by a kill", str(killer.unexpected_exits), "must be 0"),
@@ -485,7 +486,11 @@ def run(args: argparse.Namespace, workdir: Path) -> tuple[Ledger, Check, Killer,
     db = ScratchDatabase.create(args.db, workdir)
     relay = RecordingRelay().start()
     port = free_port()
-    env = {"PBMSERV_DELIVERY_LEASE_SECONDS": str(args.lease)}
+    env = {
+        "PBMSERV_DELIVERY_LEASE_SECONDS": str(args.lease),
+        # The bench's players never answer a confirmation mail: their addresses are trusted.
+        "PBMSERV_CONFIRM_ADDRESSES": "false",
+    }
     server = ServerProcess(db.url, port, relay.address, workdir, extra_env=env, poll_seconds=0.5)
     try:
         db.upgrade()

@@ -14,6 +14,11 @@ bounded, until the inbox and the outbox have nothing pending, and prints a table
 exits is counted and restarted. ``--server 127.0.0.1:PORT --db URL --relay-port P`` uses a
 running server instead (one that relays to 127.0.0.1:P).
 
+That corpus phase runs its server with ``confirm_addresses`` off (its good senders are
+strangers). Then an abuse phase (bench/_abuse.py, issue 29; ``--abuse-only`` runs it alone,
+``--no-abuse`` leaves it out) sends floods, fan-out and forged mail to a second server on a fresh
+database, with confirmation on and trusting the MTA ``mx.bench.test``, and prints a second table.
+
 Every figure marked "must be 0" should be 0; quarantined messages (inbox status ``failed``) are
 allowed. The exit code is 0 whatever the figures; 2 when the bench itself failed.
 """
@@ -34,6 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from bench._abuse import MX, AbuseFigures, abuse_details, abuse_rows, run_abuse  # noqa: E402
 from bench._hostile_mail import KINDS, PASSWORD_TOKEN, Case, build_case  # noqa: E402
 from bench._mailload import (  # noqa: E402
     SERVER_ADDRESS,
@@ -100,6 +106,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--stall", type=float, default=60, help="stop waiting after this long without progress"
     )
     parser.add_argument("--keep", action="store_true", help="keep the work folder and database")
+    phases = parser.add_mutually_exclusive_group()
+    phases.add_argument(
+        "--abuse-only", action="store_true", help="run only the abuse phase (issue 29)"
+    )
+    phases.add_argument("--no-abuse", action="store_true", help="leave the abuse phase out")
     args = parser.parse_args(argv)
     if args.quick:
         args.count = QUICK_COUNT
@@ -471,7 +482,9 @@ def run(args: argparse.Namespace, workdir: Path) -> Figures:
         else:
             db.upgrade()
             port = free_port()
-            server = ServerProcess(db.url, port, relay.address, workdir)
+            # This phase tests parsing, and its good senders are strangers: a private server.
+            private = {"PBMSERV_CONFIRM_ADDRESSES": "false"}
+            server = ServerProcess(db.url, port, relay.address, workdir, extra_env=private)
             server.start()
         since = int(db.scalar("SELECT coalesce(max(id), 0) FROM inbox") or 0)
         watchdog = Watchdog(server, args.server_pid).start()
@@ -508,22 +521,49 @@ def run(args: argparse.Namespace, workdir: Path) -> Figures:
             db.drop()
 
 
+def print_abuse_report(title: str, figures: AbuseFigures) -> None:
+    rows = abuse_rows(figures)
+    print(title)
+    width = max(len(r[0]) for r in rows)
+    for label, value, note in rows:
+        print(f"  {label.ljust(width)}  {value.rjust(14)}  {note}")
+    for line in abuse_details(figures):
+        print(f"  {line}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    kind = "PostgreSQL" if args.db and not args.db.startswith("sqlite") else "SQLite"
+    if not args.abuse_only:
+        started = time.monotonic()
+        try:
+            with workdir_for("pbmfuzz-", args.keep) as workdir:
+                figures = run(args, workdir)
+        except Exception as error:  # the bench itself failed: say so, apart from the figures
+            print(f"fuzz_mail: the bench failed: {type(error).__name__}: {error}", file=sys.stderr)
+            return 2
+        skipped = f", without {' '.join(args.skip)}" if args.skip else ""
+        title = (
+            f"fuzz_mail: {args.count} messages, seed {args.seed}{skipped}, {args.threads} "
+            f"threads, {kind}, {time.monotonic() - started:.0f} s"
+        )
+        print_report(title, figures)
+    if args.no_abuse:
+        return 0
     started = time.monotonic()
     try:
-        with workdir_for("pbmfuzz-", args.keep) as workdir:
-            figures = run(args, workdir)
-    except Exception as error:  # the bench itself failed: say so, distinctly from the figures
-        print(f"fuzz_mail: the bench failed: {type(error).__name__}: {error}", file=sys.stderr)
+        with workdir_for("pbmabuse-", args.keep) as workdir:
+            abuse = run_abuse(args.db, workdir, quick=args.quick, keep=args.keep)
+    except Exception as error:
+        print(
+            f"fuzz_mail: the abuse phase failed: {type(error).__name__}: {error}", file=sys.stderr
+        )
         return 2
-    kind = "PostgreSQL" if args.db and not args.db.startswith("sqlite") else "SQLite"
-    skipped = f", without {' '.join(args.skip)}" if args.skip else ""
     title = (
-        f"fuzz_mail: {args.count} messages, seed {args.seed}{skipped}, {args.threads} threads, "
-        f"{kind}, {time.monotonic() - started:.0f} s"
+        f"fuzz_mail abuse phase (issue 29): confirm_addresses on, trusting {MX}, {kind}, "
+        f"{time.monotonic() - started:.0f} s"
     )
-    print_report(title, figures)
+    print_abuse_report(title, abuse)
     return 0
 
 

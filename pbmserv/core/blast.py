@@ -2,7 +2,8 @@
 
 Two bounds, checked after each command (whose savepoint is rolled back when one is over):
 - one message may cause at most ``max_mails_per_message`` mails to other people (board mail,
-  notices; its own reply, the confirmation mail and tournament news apart);
+  notices; its own reply and tournament news apart; a confirmation mail to a
+  new address counts);
 - one address gets at most ``text_mails_per_recipient_per_day`` mails a day (UTC) that carry
   other users' text (``chat``, ``message``, ``challenge``). A chat skips the readers who had
   their fill; a message or challenge to one of them is refused whole.
@@ -29,11 +30,7 @@ _UNCOUNTED = frozenset({"tournament_pairings", "tournament_standings", "tourname
 
 def _to_others(ctx: CommandContext, notes: Sequence[Notification]) -> list[Notification]:
     sender = (ctx.sender or "").lower()
-    return [
-        n
-        for n in notes
-        if n.to.lower() != sender and n.kind not in _UNCOUNTED and n.channel != "confirmation"
-    ]
+    return [n for n in notes if n.to.lower() != sender and n.kind not in _UNCOUNTED]
 
 
 def check(ctx: CommandContext, command: str, first: int, section: Section) -> None:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import insert, select
-from sqlalchemy.orm import joinedload
+from sqlalchemy.orm import Session, joinedload
 
 from pbmserv.core import board_mail, ratings
 from pbmserv.core.context import CommandContext
@@ -84,8 +84,10 @@ def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_updat
     query = select(GameRow).where(GameRow.id == number).options(joinedload(GameRow.seats))
     if for_update:
         # A row lock on PostgreSQL serialises commands on one board across processes;
-        # the version column catches anything that slips past it.
-        query = query.with_for_update(of=GameRow)
+        # the version column catches anything that slips past it. FOR NO KEY UPDATE, the
+        # lock an UPDATE takes: another transaction's row that only refers to the board (an
+        # observer, a move: FOR KEY SHARE) need not wait for it, so it closes no deadlock.
+        query = query.with_for_update(of=GameRow, key_share=True)
     row = ctx.session.scalars(query).unique().one_or_none()
     if row is None:
         raise CommandError(f"there is no board {number}", syntax_was_right=True)
@@ -95,6 +97,57 @@ def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_updat
             hint=f"Use: {row.game} ... {number} ...",
         )
     return Board(row=row, game=game, state=game.load(row.state))
+
+
+def boards_named(lines: Iterable[str]) -> set[int]:
+    """The board numbers command lines may name (the third word: ``<game> <verb> <board>``).
+    More than the commands will lock, for ``lock_boards``: a word that only looks like a
+    board number (a password of digits) costs a lock not needed, nothing else."""
+    named = set()
+    for line in lines:
+        words = line.split()
+        digits = words[2].lstrip("#") if len(words) > 2 else ""
+        if digits.isdigit() and len(digits) <= 9:
+            named.add(int(digits))
+    return named
+
+
+def lock_boards(session: Session, numbers: Iterable[int]) -> None:
+    """Lock the boards ``numbers`` (those that exist) in ascending order, as load_board would
+    (PostgreSQL; SQLite has one writer at a time anyway).
+
+    A transaction that may lock several boards (a batch of messages, a message with commands on
+    two boards) calls this first with all of them: two transactions that each hold one board
+    and wait for the other's is a deadlock, and ascending order everywhere rules it out. The
+    commands' own locks after it are then already held."""
+    wanted = sorted(set(numbers))
+    if wanted:
+        query = (
+            select(GameRow.id)
+            .where(GameRow.id.in_(wanted))
+            .order_by(GameRow.id)
+            .with_for_update(key_share=True)
+        )
+        session.execute(query).all()
+
+
+#: SQLSTATEs of a transaction the database aborted for its locks: deadlock_detected,
+#: serialization_failure. The work itself was fine: it can be done again.
+_LOCK_CONFLICTS = frozenset({"40P01", "40001"})
+
+
+def is_lock_conflict(error: BaseException) -> bool:
+    """Whether ``error`` (or what caused it) is the database aborting a transaction that lost
+    a race for locks: the caller redoes the work, with a warning rather than a traceback."""
+    seen: BaseException | None = error
+    for _depth in range(8):
+        if seen is None:
+            return False
+        for candidate in (seen, getattr(seen, "orig", None)):
+            if getattr(candidate, "sqlstate", None) in _LOCK_CONFLICTS:
+                return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 def create_board(

@@ -137,7 +137,7 @@ class Notification:
     facts. ``channel`` is how the outbox treats it: ``board`` mail or a ``notice``."""
 
     to: str
-    channel: str  # board | notice
+    channel: str  # board | notice | password_reset | confirmation (the outbox kind)
     kind: str
     data: dict[str, Any] = field(default_factory=dict)
     #: A board's mail: its place in the recipient's thread of the board.

@@ -14,6 +14,16 @@ it still holds the lease. So a message is sent twice only when a process dies (o
 the lease) in the middle of sending it, and a crash between messages resends none of those
 already accepted.
 
+The delivery workers of a process send over several relay connections at once, but only one
+message at a time is handed over (see ``handover``): from the end of its data, when the relay
+may take it, until its mark is written, no other message of the process is. So at any moment at
+most one message is sent but not yet marked, and a process killed (kill -9) costs at most one
+duplicate mail. Everything before (connecting, MAIL, RCPT, DATA and the message's bytes, the
+pictures) still overlaps.
+
+Mail that carries a secret (``SECRET_KINDS``: a new password, a confirmation code) is kept only
+until it is sent: the statement that marks it sent also replaces its body with a line saying so.
+
 The bookkeeping is a few SQLAlchemy Core statements (a claim per batch, one UPDATE per message,
 a renewal now and then), and a delivery worker keeps its relay connection across batches.
 """
@@ -24,15 +34,18 @@ import asyncio
 import hashlib
 import logging
 import os
+import re
 import secrets
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import aiosmtplib
+from aiosmtplib.protocol import SMTPProtocol
 from sqlalchemy import (
     ColumnElement,
     Delete,
@@ -63,6 +76,10 @@ GIVE_UP_AFTER = timedelta(days=5)
 SMTP_TIMEOUT_SECONDS = 60
 QUIT_TIMEOUT_SECONDS = 5
 
+#: Outbox kinds whose mail carries a secret (a new password, an address's confirmation code):
+#: its body is removed from the database as soon as it is sent (relay or spool).
+SECRET_KINDS = frozenset({"password_reset", "confirmation"})
+
 
 @dataclass(frozen=True)
 class Claimed:
@@ -74,6 +91,7 @@ class Claimed:
     raw: bytes
     created_at: datetime
     attempts: int  # before this run's attempt
+    kind: str = "notice"
 
 
 @dataclass(frozen=True)
@@ -168,6 +186,7 @@ def claim_statement(batch: int) -> Update:
             _outbox.c.raw,
             _outbox.c.created_at,
             _outbox.c.attempts,
+            _outbox.c.kind,
         )
     )
 
@@ -180,6 +199,8 @@ _MARK_SENT = (
     .where(*_ours)
     .values(status="sent", sent_at=bindparam("now"), last_error=None, **_released)
 )
+# Mail with a secret: in the same statement, only its header block stays (see kept_of_secret).
+_MARK_SENT_SECRET = _MARK_SENT.values(raw=bindparam("kept"))
 _MARK_FAILED = (
     update(_outbox)
     .where(*_ours)
@@ -271,7 +292,10 @@ class Lease:
         self.held.discard(item.id)
         now = self.clock()
         values: dict[str, object] = {"row_id": item.id, "owner": self.owner}
-        if outcome.error is None:
+        if outcome.error is None and item.kind in SECRET_KINDS:
+            statement, values["now"] = _MARK_SENT_SECRET, now
+            values["kept"] = kept_of_secret(item.raw, self.settings.address)
+        elif outcome.error is None:
             statement, values["now"] = _MARK_SENT, now
         elif outcome.permanent:
             statement, values["error"] = _MARK_FAILED, outcome.error[:2000]
@@ -299,6 +323,33 @@ class Lease:
         if self.clock() - _as_utc(item.created_at) < GIVE_UP_AFTER:
             return outcome
         return Outcome(f"gave up after {GIVE_UP_AFTER.days} days; last: {outcome.error}", True)
+
+
+# --- mail with a secret --------------------------------------------------------------------------
+
+_END_OF_HEADER = re.compile(rb"\r?\n\r?\n")
+BODY_REMOVED = b"X-Pbmserv-Body-Removed: the body carried a secret; removed once sent"
+_MASK = "********"
+
+
+def kept_of_secret(raw: bytes, server_address: str) -> bytes:
+    """What stays of a sent message that carried a secret: its header block, where the tag of
+    any reply address of the server (``pbmserv+TAG@host``, which may be a code) is masked, and
+    a line saying the body was removed; the body is empty."""
+    found = _END_OF_HEADER.search(raw)
+    head = raw[: found.start()] if found else raw
+    local, _at, domain = server_address.rpartition("@")
+    if local and domain:
+        tagged = re.compile(
+            rb"(?i)("
+            + re.escape(local.encode())
+            + rb"\+)[^@\s<>\"]+(@"
+            + re.escape(domain.encode())
+            + rb")"
+        )
+        head = tagged.sub(rb"\g<1>" + _MASK.encode() + rb"\g<2>", head)
+    newline = b"\r\n" if b"\r\n" in head else b"\n"
+    return head.rstrip(b"\r\n") + newline + BODY_REMOVED + newline + newline
 
 
 # --- the spool -----------------------------------------------------------------------------------
@@ -418,15 +469,20 @@ class RelayConnection:
         if client is not None:
             client.close()
 
-    async def send(self, item: Claimed) -> Outcome:
+    async def start(self, item: Claimed, deadline: float) -> Outcome | None:
+        """Begin ``item``'s mail transaction and write all its data but the end: None when the
+        relay waits for the end (see ``finish``), or else the outcome (refused, broken).
+        ``deadline`` (the loop's clock) bounds this and ``finish`` together."""
         client = await self.open()
         self.messages += 1
         try:
-            return await self._send(client, item)
+            return await self._start(client, item, deadline)
         finally:
             self.used_at = time.monotonic()
 
-    async def _send(self, client: aiosmtplib.SMTP, item: Claimed) -> Outcome:
+    async def _start(
+        self, client: aiosmtplib.SMTP, item: Claimed, deadline: float
+    ) -> Outcome | None:
         sender = self.settings.address
         needs_utf8 = not (sender.isascii() and item.recipient.isascii())
         if needs_utf8 and not client.supports_extension("smtputf8"):
@@ -436,19 +492,23 @@ class RelayConnection:
                 f"the relay does not offer SMTPUTF8, which the address {item.recipient!r} needs",
                 permanent=True,
             )
+        data = wire_data(item.raw)
         options = ["SMTPUTF8"] if needs_utf8 else []
+        if client.supports_extension("size"):
+            options.insert(0, f"SIZE={len(data)}")
+        encoding = "utf-8" if needs_utf8 else "ascii"
         # A send must end well inside its lease (see SEND_SHARE); a stalled relay becomes a
         # timeout, retried later.
-        deadline = self.settings.delivery_lease_seconds * SEND_SHARE
         try:
-            await asyncio.wait_for(
-                client.sendmail(sender, [item.recipient], item.raw, mail_options=options),
-                deadline,
-            )
-        except aiosmtplib.SMTPRecipientsRefused as error:
-            codes = [refusal.code for refusal in error.recipients]
-            return Outcome(str(error), bool(codes) and all(code >= 500 for code in codes))
-        except aiosmtplib.SMTPResponseException as error:  # sendmail has reset the envelope
+            async with asyncio.timeout_at(deadline):
+                await client.mail(sender, options=options, encoding=encoding)
+                await client.rcpt(item.recipient, encoding=encoding)
+                reply = await client.execute_command(b"DATA")
+                if reply.code != 354:
+                    raise aiosmtplib.SMTPDataError(reply.code, reply.message)
+                _protocol_of(client).write(data)
+        except aiosmtplib.SMTPResponseException as error:  # refused: the envelope is reset
+            await self._reset(client)
             return Outcome(f"{error.code} {error.message}", error.code >= 500)
         except (aiosmtplib.SMTPException, OSError) as error:  # broken, closed, timed out
             # (TimeoutError is an OSError)
@@ -457,7 +517,76 @@ class RelayConnection:
         except Exception as error:  # this message cannot be sent at all (a malformed address)
             self.drop()  # the conversation may be half-way: start the next one afresh
             return Outcome(_describe(error), permanent=True)
+        return None
+
+    async def finish(self, deadline: float) -> Outcome:
+        """End the data ``start`` wrote: from now on the relay may take the message, so the
+        caller holds the handover (see ``handover``) until it has recorded the outcome."""
+        if asyncio.get_running_loop().time() >= deadline:
+            # The wait for the handover used the time up. Ending the data now could hand the
+            # message over after the lease's safe part: hang up instead (nothing is taken).
+            self.drop()
+            return Outcome("TimeoutError: no time left in the lease to end the message")
+        try:
+            async with asyncio.timeout_at(deadline):
+                protocol = _protocol_of(self.client)
+                protocol.write(b".\r\n")
+                reply = await protocol.read_response(timeout=SMTP_TIMEOUT_SECONDS)
+        except (aiosmtplib.SMTPException, OSError) as error:  # taken or not: retried later
+            self.drop()
+            return Outcome(_describe(error))
+        finally:
+            self.used_at = time.monotonic()
+        if reply.code != 250:  # the transaction is over either way: no reset needed
+            return Outcome(f"{reply.code} {reply.message}", reply.code >= 500)
         return DELIVERED
+
+    async def _reset(self, client: aiosmtplib.SMTP) -> None:
+        """Start the next transaction afresh after a refusal (as sendmail does)."""
+        try:
+            await client.rset(timeout=QUIT_TIMEOUT_SECONDS)
+        except Exception:
+            self.drop()
+
+
+def _protocol_of(client: aiosmtplib.SMTP | None) -> SMTPProtocol:
+    if client is None or client.protocol is None or not client.is_connected:
+        raise aiosmtplib.SMTPServerDisconnected("the relay connection is gone")
+    return client.protocol
+
+
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+_LEADING_DOT = re.compile(rb"(?m)^\.")
+
+
+def wire_data(raw: bytes) -> bytes:
+    """``raw`` as DATA carries it (RFC 5321 4.5.2): CRLF line ends, the last line ended too, a
+    dot that begins a line doubled. The end of the data (".\\r\\n") is left to ``finish``."""
+    data = _LINE_END.sub(b"\r\n", raw)
+    if not data.endswith(b"\r\n"):
+        data += b"\r\n"
+    return _LEADING_DOT.sub(b"..", data)
+
+
+# --- the handover --------------------------------------------------------------------------------
+
+_HANDOVERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+@asynccontextmanager
+async def handover() -> AsyncIterator[None]:
+    """Hand one message over (end its data at the relay, or write its spool file) and record
+    the outcome, with no other message of this event loop (of the process, in `serve`) between
+    the two: so at most one message is ever sent but not marked, and a process killed at any
+    moment sends at most one message twice when its lease has run out."""
+    loop = asyncio.get_running_loop()
+    lock = _HANDOVERS.get(loop)
+    if lock is None:
+        lock = _HANDOVERS[loop] = asyncio.Lock()
+    async with lock:
+        yield
 
 
 # --- a batch -------------------------------------------------------------------------------------
@@ -491,10 +620,10 @@ def write_marks(engine: Engine, marks: Sequence[Mark]) -> list[bool | Exception]
 
 
 class MarkGroup:
-    """The marks of the messages the delivery workers of one loop have just sent, written
-    together (a group commit) while the previous group is being written: with several relay
-    connections, one transaction records several messages. Each mark is still written as
-    soon as it can be, so a crash resends only what was in flight."""
+    """The marks the delivery workers of one loop have to write, written together (a group
+    commit) while the previous group is being written: the refusals and deferrals of several
+    connections share a transaction. A message sent is marked inside its handover, so no other
+    message is sent before its mark is written, and a crash resends at most that one."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -560,10 +689,18 @@ async def _deliver_one(
     if TO_PNG in item.raw:  # a board's picture, drawn now rather than while moves are played
         item = replace(item, raw=await asyncio.to_thread(finish_pictures, item.raw))
     if relay is None:
-        outcome = await asyncio.to_thread(_spool_one, lease.settings.spool, item)
-    else:
-        outcome = await relay.send(item)
-    return await _settle(lease, item, outcome)
+        async with handover():
+            outcome = await asyncio.to_thread(_spool_one, lease.settings.spool, item)
+            return await _settle(lease, item, outcome)
+    deadline = (
+        asyncio.get_running_loop().time() + lease.settings.delivery_lease_seconds * SEND_SHARE
+    )
+    refused = await relay.start(item, deadline)  # alongside the other connections' messages
+    if refused is not None:
+        return await _settle(lease, item, refused)
+    async with handover():  # a wait here counts against the deadline, as a slow relay would
+        outcome = await relay.finish(deadline)
+        return await _settle(lease, item, outcome)
 
 
 async def _deliver_items(

@@ -37,6 +37,7 @@ from pbmserv.core.dispatch import (
     looks_like_command,
     quote,
 )
+from pbmserv.core.game_service import boards_named, is_lock_conflict, lock_boards
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.parser import printable
 from pbmserv.core.password_checks import (
@@ -550,6 +551,9 @@ class _BatchRun:
             hashes, unchecked = _unchecked_pairs(session, waiting, self.checks)
             if unchecked and may_step_out:
                 raise _CheckPasswordsFirst(hashes, unchecked)
+            # Every board the batch may lock, in ascending order, before any command locks
+            # one: two servers' batches never each hold a board the other waits for.
+            lock_boards(session, _boards_of(waiting))
             outbox: list[dict[str, Any]] = []
             marks: list[dict[str, Any]] = []
             for item in items:
@@ -585,6 +589,17 @@ class _BatchRun:
         return batch
 
 
+def _boards_of(items: Sequence[Prepared | Exception]) -> set[int]:
+    """The boards a batch's messages may lock: those their command lines name, and those of
+    the reply addresses they were sent to."""
+    named: set[int] = set()
+    for item in items:
+        if isinstance(item, Prepared):
+            named |= boards_named(item.lines)
+            named.update(tag.board for tag in item.tags)
+    return named
+
+
 def process_batch(
     factory: sessionmaker[Session],
     settings: Settings,
@@ -607,8 +622,17 @@ def process_batch(
     except Exception as error:  # a bug must not lose the messages or stop the server
         if not claimed:
             raise  # the database itself: the worker logs it and tries again shortly
-        if len(claimed) > 1:
+        if is_lock_conflict(error):  # another server's transaction won: nothing is wrong
+            log.warning(
+                "%s message(s) met another server's on a lock (%s); processing them again",
+                len(claimed),
+                type(getattr(error, "orig", error)).__name__,
+            )
+            if len(claimed) == 1:
+                return 1  # still pending, not counted as a failure: taken again at once
+        elif len(claimed) > 1:
             log.exception("a batch of %s messages failed; one at a time now", len(claimed))
+        if len(claimed) > 1:
             for inbox_id in claimed:
                 process_batch(factory, settings, clock, limit=1, only=inbox_id)
             return len(claimed)

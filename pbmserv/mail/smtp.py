@@ -134,8 +134,19 @@ class SessionSlots:
         return 0 < self.limit <= self.active
 
 
+class MalformedAddress(ValueError):
+    """An envelope address (MAIL FROM, RCPT TO, VRFY) the address parser cannot read."""
+
+
+# RFC 5321 501: a syntax error in the command's arguments (RFC 3463 5.5.4: invalid arguments).
+MALFORMED_ADDRESS_REPLY = "501 5.5.4 Syntax error in the address"
+# Of an address quoted in the log, at most this much.
+LOGGED_ADDRESS_CHARS = 200
+
+
 class _CountedSMTP(SMTP):
-    """An aiosmtpd session that holds a slot from its connection to its disconnection."""
+    """An aiosmtpd session that holds a slot from its connection to its disconnection, and
+    answers an address it cannot read with 501 and one log line."""
 
     def __init__(self, handler: InboxHandler, slots: SessionSlots, **options: object) -> None:
         super().__init__(handler, **options)  # type: ignore[arg-type]
@@ -155,6 +166,29 @@ class _CountedSMTP(SMTP):
             if self._holds_slot:
                 self._slots.active -= 1
                 self._holds_slot = False
+
+    def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+        # The stdlib's address parser, which aiosmtpd uses, raises on some malformed addresses
+        # (IndexError on "<=?utf-8?q??=@x.test>", AttributeError on "<a@[>"): aiosmtpd would
+        # log a traceback and answer 500. Those, and the addresses it finds unreadable itself
+        # ("<a@>", answered 553), become MalformedAddress, answered in handle_exception.
+        try:
+            address, rest = super()._getaddr(arg)
+        except Exception as error:
+            raise MalformedAddress(arg) from error
+        if address is None:
+            raise MalformedAddress(arg)
+        return address, rest
+
+    async def handle_exception(self, error: Exception) -> str:
+        """The reply to a command that raised; the session goes on after it."""
+        if not isinstance(error, MalformedAddress):
+            return await super().handle_exception(error)  # a bug: logged with its traceback
+        peer = self.session.peer if self.session is not None else None
+        address = mask_tokens(str(error))[:LOGGED_ADDRESS_CHARS]
+        cause = type(error.__cause__).__name__ if error.__cause__ is not None else "unreadable"
+        log.warning("%r sent a malformed address %r (%s); answered 501", peer, address, cause)
+        return MALFORMED_ADDRESS_REPLY
 
 
 def make_smtp(handler: InboxHandler, settings: Settings, slots: SessionSlots) -> SMTP:

@@ -165,3 +165,14 @@ def test_an_added_address_is_confirmed_before_it_is_taken(public, engine, sink):
 def test_a_private_server_trusts_every_address(server, engine, sink):  # type: ignore[no-untyped-def]
     [reply] = send(server, engine, sink, "dan@example.org", "signup dan pw-dan1")
     assert "Welcome" in reply.body
+
+
+def test_address_changes_in_one_message_send_at_most_the_cap(public, engine, sink):  # type: ignore[no-untyped-def]
+    mallory = signed_up(public, engine, sink, "mallory")
+    lines = "\n".join(f"email mallory pw-mallory1 victim{n:02d}@victim.test" for n in range(30))
+    out = send(public, engine, sink, mallory, lines)
+    asked = [m for m in out if m.to.endswith("@victim.test")]
+    assert len(asked) == 25  # max_mails_per_message: one confirmation each, then refused
+    assert len({m.to for m in asked}) == 25
+    [reply] = [m for m in out if m.to == mallory]
+    assert reply.body.count("more than 25 mails to other people") == 5

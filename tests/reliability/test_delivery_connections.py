@@ -186,49 +186,6 @@ def test_serve_keeps_the_connection_while_mail_comes_and_closes_it_when_idle(
     assert {row.status for row in rows(engine)} == {"sent"}
 
 
-class OverlapHandler(ScriptedHandler):
-    """A slow relay that notes how many messages it is being given at the same time."""
-
-    def __init__(self) -> None:
-        super().__init__(delay=0.1)
-        self.in_flight = 0
-        self.most_at_once = 0
-
-    async def handle_DATA(self, server: SMTP, session: SMTPSession, envelope: Envelope) -> str:
-        with self.lock:
-            self.in_flight += 1
-            self.most_at_once = max(self.most_at_once, self.in_flight)
-        try:
-            return await super().handle_DATA(server, session, envelope)
-        finally:
-            with self.lock:
-                self.in_flight -= 1
-
-
-def test_serve_delivers_over_several_connections_at_once_each_mail_once(
-    db_url: str, engine: Engine, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
-    handler = OverlapHandler()
-    with Relay(handler) as relay:
-        settings = delivery_settings(
-            db_url,
-            relay,
-            listen="127.0.0.1:0",
-            spool=tmp_path / "spool",
-            poll_seconds=0.2,
-            delivery_connections=4,
-        )
-        message_ids = enqueue(engine, settings, [f"a{n}@example.org" for n in range(40)])
-        running = RunningServer(settings).start()
-        try:
-            relay.wait_count(40, timeout=30)
-        finally:
-            running.stop()
-        assert relay.copies() == Counter({message_id: 1 for message_id in message_ids})
-    assert handler.most_at_once >= 2  # a slow relay no longer holds up all the mail
-    assert {row.status for row in rows(engine)} == {"sent"}
-
-
 def test_marks_of_mail_sent_together_share_a_transaction(db_url: str, engine: Engine) -> None:
     from sqlalchemy import event
 

@@ -188,6 +188,8 @@ class ServerProcess:
 
     def start(self, timeout: float = 60.0) -> ServerProcess:
         env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
+        # A private server: the benches' players are strangers to it.
+        env["PBMSERV_CONFIRM_ADDRESSES"] = "false"
         env.update(self.env)
         command = [
             *pbmserv_command(),

@@ -366,7 +366,9 @@ def explain_one_move(url: str, workdir: Path, game: BenchGame) -> list[str]:
     (an UPDATE is timed inside a transaction that is rolled back)."""
     engine = make_engine(url)
     factory = session_factory(engine)
-    settings = replace(Settings(), db_url=url, relay=None, spool=workdir / "explain-spool")
+    settings = replace(
+        Settings(confirm_addresses=False), db_url=url, relay=None, spool=workdir / "explain-spool"
+    )
     captured: list[tuple[str, object]] = []
     kinds: Counter[str] = Counter()
 

@@ -47,6 +47,7 @@ def main() -> None:
     upgrade(engine)
     sink = Sink().start()
     settings = Settings(
+        confirm_addresses=False,
         db_url=url,
         listen="127.0.0.1:0",
         relay=sink.address,

@@ -141,7 +141,7 @@ def run(url: str, reminded: int, due: int, old: bool) -> None:
     print(f"{engine.dialect.name}: {reminded} boards already reminded, {due} due")
     print(f"  filled in {fill(engine, reminded, due):.1f} s")
     factory = session_factory(engine)
-    settings = Settings()
+    settings = Settings(confirm_addresses=False)
     statements = Statements(engine)
 
     chunk_seconds: list[float] = []

@@ -60,6 +60,7 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
     engine = make_engine(url)
     factory = session_factory(engine)
     settings = Settings(
+        confirm_addresses=False,
         db_url=url,
         address="pbmserv@localhost",
         spool=workdir / "spool",

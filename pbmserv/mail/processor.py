@@ -299,7 +299,11 @@ def _handle(
     if not ctx.may_mail(mail.sender):
         return _unconfirmed(ctx, item, prepared, now)
     tagged = [confirmation.confirm(ctx, code) for code in confirm_tags(mail, settings.address)]
-    seat = seat_reply(ctx, mail, prepared.tags, prepared.own) if prepared.tags else None
+    seat = (
+        seat_reply(ctx, mail, prepared.tags, prepared.own, prepared.verdict)
+        if prepared.tags
+        else None
+    )
     if seat is not None and seat.lines:
         sections = [_dispatch_reply(ctx, line, seat.userid) for line in seat.lines]
     elif any(looks_like_command(line) for line in lines):

@@ -19,7 +19,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import is_command
 from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import Section
-from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
+from pbmserv.mail.authentication import Verdict
 from pbmserv.mail.decode import IncomingMail
 
 
@@ -65,10 +65,14 @@ def _refusal(reason: str, game: str | None = None, board: int | None = None) -> 
 
 
 def seat_reply(
-    ctx: CommandContext, mail: IncomingMail, tags: Sequence[ReplyTag], own: Sequence[str]
+    ctx: CommandContext,
+    mail: IncomingMail,
+    tags: Sequence[ReplyTag],
+    own: Sequence[str],
+    verdict: Verdict,
 ) -> SeatReply:
     """Check the first tag that names a seat and read the reply's ``own`` lines as that
-    seat's commands."""
+    seat's commands; ``verdict`` is the receiving MTA's word on the From (mta_verdict)."""
     found = next(
         (seat for tag in tags if (seat := board_mail.find_reply_seat(ctx.session, tag))), None
     )
@@ -78,7 +82,6 @@ def seat_reply(
     sender = mail.sender or ""
     if not replies.writes_from(ctx.session, found.user, sender):
         return _refusal("sender", game, board)
-    verdict = mta_verdict(mail, trusted_ids(ctx.settings.trusted_authserv_ids))
     if verdict not in (Verdict.UNCHECKED, Verdict.PASS):
         return _refusal("authentication", game, board)
     if found.problem is not None:

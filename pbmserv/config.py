@@ -35,6 +35,28 @@ class Settings:
     relay: str | None = None
     relay_username: str | None = None
     relay_password: str | None = None
+    # TLS to the relay, as Postfix's smtp_tls_security_level: "may" (STARTTLS when offered,
+    # certificate not checked: opportunistic), "starttls" (STARTTLS required, certificate
+    # checked), "tls" (implicit TLS from the first byte: port 465), "none" (plain). SMTP AUTH
+    # is only ever done over TLS.
+    relay_tls: str = "may"
+    # The name the relay's certificate must carry (default: the relay's host name).
+    relay_tls_server_name: str | None = None
+    # CA certificates (PEM) to check the relay's certificate against (default: the system's).
+    relay_ca_file: Path | None = None
+    # DKIM signing of every outgoing mail: selector, PEM private key, signing domain (default:
+    # the domain of ``address``). Unset selector or key: mail goes unsigned.
+    dkim_selector: str | None = None
+    dkim_key_file: Path | None = None
+    dkim_domain: str | None = None
+    # Hard bounces (5.x.x delivery reports) after which an address counts as bouncing: it
+    # gets no more mail but what its owner asks for from it, until mail comes from it again.
+    bounce_limit: int = 3
+    # A hosted mailbox read by IMAP instead of an SMTP listener ("imaps://user@host/INBOX"),
+    # its password (or XOAUTH2 token), and how often to look when the server has no IDLE.
+    imap: str | None = None
+    imap_password: str | None = None
+    imap_poll_seconds: float = 30.0
     spool: Path = Path("spool")
     address: str = "pbmserv@localhost"
     max_message_bytes: int = 1_048_576
@@ -134,6 +156,16 @@ ENV_NAMES = {
     "relay": "PBMSERV_RELAY",
     "relay_username": "PBMSERV_RELAY_USERNAME",
     "relay_password": "PBMSERV_RELAY_PASSWORD",
+    "relay_tls": "PBMSERV_RELAY_TLS",
+    "relay_tls_server_name": "PBMSERV_RELAY_TLS_SERVER_NAME",
+    "relay_ca_file": "PBMSERV_RELAY_CA_FILE",
+    "dkim_selector": "PBMSERV_DKIM_SELECTOR",
+    "dkim_key_file": "PBMSERV_DKIM_KEY_FILE",
+    "dkim_domain": "PBMSERV_DKIM_DOMAIN",
+    "bounce_limit": "PBMSERV_BOUNCE_LIMIT",
+    "imap": "PBMSERV_IMAP",
+    "imap_password": "PBMSERV_IMAP_PASSWORD",
+    "imap_poll_seconds": "PBMSERV_IMAP_POLL_SECONDS",
     "spool": "PBMSERV_SPOOL",
     "address": "PBMSERV_ADDRESS",
     "max_message_bytes": "PBMSERV_MAX_MESSAGE_BYTES",
@@ -168,8 +200,9 @@ ENV_NAMES = {
     "text_mails_per_recipient_per_day": "PBMSERV_TEXT_MAILS_PER_RECIPIENT_PER_DAY",
 }
 CONFIG_ENV = "PBMSERV_CONFIG"
-SECRET_FIELDS = ("relay_password",)
+SECRET_FIELDS = ("relay_password", "imap_password")
 LOG_FORMATS = ("text", "json")
+RELAY_TLS_LEVELS = ("may", "starttls", "tls", "none")
 _TYPES = {f.name: f.type for f in fields(Settings)}
 
 
@@ -193,10 +226,13 @@ def _convert(name: str, raw: object) -> object:
             return float(raw)  # type: ignore[arg-type]
     except (TypeError, ValueError):
         raise ConfigError(f"{name} must be a number, not {raw!r}") from None
-    if kind == "Path":
+    if kind in ("Path", "Path | None"):
         return Path(str(raw))
     if name == "log_format" and raw not in LOG_FORMATS:
         raise ConfigError(f"log_format must be one of {', '.join(LOG_FORMATS)}, not {raw!r}")
+    if name == "relay_tls" and raw not in RELAY_TLS_LEVELS:
+        levels = ", ".join(RELAY_TLS_LEVELS)
+        raise ConfigError(f"relay_tls must be one of {levels}, not {raw!r}")
     return str(raw)
 
 
@@ -274,6 +310,10 @@ def load_settings(
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{name} must be 1 or more")
+    if settings.bounce_limit < 1:
+        raise ConfigError("bounce_limit must be 1 or more")
+    if settings.imap_poll_seconds <= 0:
+        raise ConfigError("imap_poll_seconds must be more than 0")
     if settings.dedupe_window_seconds <= 0:
         raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):

@@ -89,6 +89,26 @@ class Address(Base):
     #: When the last confirmation mail went to it (at most one a day).
     code_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: Hard bounces (5.x.x delivery reports) since mail last came from the address.
+    hard_bounces: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    #: Marked bouncing (``bounce_limit`` hard bounces) since then; None: mail reaches it.
+    bouncing_since: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    last_bounce_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True
+    )
+    #: The last delivery report's status and diagnostic, for the operator.
+    last_bounce: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class ServerKey(Base):
+    """A secret the server made for itself once (e.g. the key of its bounce addresses)."""
+
+    __tablename__ = "server_keys"
+
+    name: Mapped[str] = mapped_column(String(32), primary_key=True)
+    value: Mapped[str] = mapped_column(String(128))
 
 
 class TextMailCount(Base):
@@ -208,6 +228,8 @@ class InboxMessage(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     dedupe_key: Mapped[str] = mapped_column(String(300))
     envelope_from: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    #: The envelope recipients (RCPT TO), one per line, where the listener knew them.
+    envelope_to: Mapped[str | None] = mapped_column(Text, nullable=True)
     # The header From address (lower-cased), read cheaply at storing time for rate limits.
     from_address: Mapped[str | None] = mapped_column(String(320), nullable=True)
     raw: Mapped[bytes] = mapped_column(LargeBinary)

@@ -66,6 +66,7 @@ from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.mail.mime import TO_PNG
 from pbmserv.mail.pictures import finish_pictures
+from pbmserv.mail.relay_tls import explain, open_relay
 
 log = logging.getLogger("pbmserv.delivery")
 
@@ -419,21 +420,11 @@ class RelayConnection:
             elif now - self.used_at <= self.CHECK_AFTER_SECONDS or await self._alive(self.client):
                 return self.client
         self.drop()
-        host, port = self.settings.relay_host_port  # type: ignore[misc]
-        client = aiosmtplib.SMTP(
-            hostname=host,
-            port=port,
-            timeout=SMTP_TIMEOUT_SECONDS,
-            username=self.settings.relay_username,
-            password=self.settings.relay_password,
-        )
         try:
-            await client.connect()
-            if client.is_ehlo_or_helo_needed:
-                await client.ehlo()  # the extensions (SMTPUTF8) are known before sending
+            # TLS and AUTH as the settings ask; the extensions (SMTPUTF8) are known after it.
+            client = await open_relay(self.settings)
         except Exception as error:
-            client.close()
-            raise RelayUnreachable(_describe(error)) from error
+            raise RelayUnreachable(explain(error, self.settings)) from error
         self.client = client
         self.opened_at = self.used_at = time.monotonic()
         self.messages = 0

@@ -200,6 +200,10 @@ ENV_NAMES = {
     "text_mails_per_recipient_per_day": "PBMSERV_TEXT_MAILS_PER_RECIPIENT_PER_DAY",
 }
 CONFIG_ENV = "PBMSERV_CONFIG"
+# A file of PBMSERV_*=VALUE lines (systemd's EnvironmentFile form) that every command reading
+# the config file reads too: secrets kept out of the TOML reach the MTA's pipe, `deliver` and
+# the admin shell, not only the systemd unit. The process's own environment wins over it.
+ENV_FILE_KEY = "env_file"
 SECRET_FIELDS = ("relay_password", "imap_password")
 LOG_FORMATS = ("text", "json")
 RELAY_TLS_LEVELS = ("may", "starttls", "tls", "none")
@@ -261,9 +265,32 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
     known = set(_TYPES) - {"game_limits"}
     for key in data:
-        if key not in known and key != "games":
+        if key not in known and key not in ("games", ENV_FILE_KEY):
             raise ConfigError(f"{path}: unknown setting {key!r}")
     return data
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    """The PBMSERV_* variables a KEY=VALUE file sets (blank lines and # comments skipped, a
+    value may be quoted), as systemd's EnvironmentFile reads them."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"cannot read the env_file {path}: {error.strerror}") from None
+    found: dict[str, str] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        line = line.strip()
+        if not line or line.startswith(("#", ";")):
+            continue
+        name, equals, value = line.partition("=")
+        name, value = name.strip(), value.strip()
+        if not equals or not name.isidentifier():
+            raise ConfigError(f"{path}, line {number}: not NAME=VALUE")
+        if len(value) >= 2 and value[0] == value[-1] and value[0] in "\"'":
+            value = value[1:-1]
+        if name.startswith("PBMSERV_"):
+            found[name] = value
+    return found
 
 
 def load_settings(
@@ -281,6 +308,9 @@ def load_settings(
     if config_file is not None:
         data = read_config_file(config_file)
         games = data.pop("games", {})
+        env_file = data.pop(ENV_FILE_KEY, None)
+        if env_file is not None:
+            env = {**read_env_file(Path(str(env_file))), **env}
         values.update({name: _convert(name, raw) for name, raw in data.items()})
     for name, var in ENV_NAMES.items():
         if env.get(var):

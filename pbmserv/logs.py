@@ -41,13 +41,14 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, ensure_ascii=False, default=str)
 
 
-def configure_logging(log_format: str = "text", verbose: bool = False) -> None:
-    """Send pbmserv's logs to standard error in ``log_format`` ("text" or "json")."""
+def configure_logging(log_format: str = "text", verbose: bool = False, quiet: bool = False) -> None:
+    """Send pbmserv's logs to standard error in ``log_format`` ("text" or "json"); ``quiet``:
+    warnings and errors only."""
     handler = logging.StreamHandler()
     handler.setFormatter(JsonFormatter() if log_format == "json" else TextFormatter())
     root = logging.getLogger()
     root.handlers[:] = [handler]
-    root.setLevel(logging.DEBUG if verbose else logging.INFO)
+    root.setLevel(logging.DEBUG if verbose else logging.WARNING if quiet else logging.INFO)
     if not verbose:
         # One line per processed message: the SMTP library's per-session chatter and the
         # migration runner's notices are detail for --verbose only.

@@ -59,6 +59,7 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
         description="The operator's shell. Mail an action causes is queued; a running "
         "`pbmserv serve`, or `pbmserv deliver` with the server's settings, sends it.",
     )
+    add_config_options(admin)
     groups = admin.add_subparsers(dest="group", required=True, metavar="GROUP")
 
     def action(group: Any, name: str, handler: Action, help_text: str) -> argparse.ArgumentParser:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from sqlalchemy import Engine
 
+from pbmserv.cli.dkim import add_dkim_parser, run_dkim
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import (
     ConfigError,
@@ -107,6 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="only store the message; a running `serve` processes it",
     )
+    mail.add_argument(
+        "recipients",
+        nargs="*",
+        metavar="RECIPIENT",
+        help="the envelope recipients (Postfix: -- ${recipient}): a reply address may be "
+        "in the envelope alone",
+    )
 
     db = commands.add_parser("db", help="database maintenance")
     db_commands = db.add_subparsers(dest="db_command", required=True)
@@ -128,6 +136,7 @@ def build_parser() -> argparse.ArgumentParser:
     from pbmserv.cli.admin import add_admin_parser
 
     add_admin_parser(commands)
+    add_dkim_parser(commands)
     return parser
 
 
@@ -201,8 +210,12 @@ def _deliver(settings: Settings) -> int:
     return EX_TEMPFAIL if report.deferred else 0
 
 
-def _mail(settings: Settings, envelope_from: str | None, process: bool) -> int:
-    from pbmserv.mail.delivery import deliver_due
+def _mail(
+    settings: Settings, envelope_from: str | None, recipients: Sequence[str], process: bool
+) -> int:
+    """Store one message from standard input, then (normally) answer it. The MTA's pipe keeps
+    what is written on standard error in its log: one plain line says what happened."""
+    from pbmserv.mail.delivery import deliver_batch
     from pbmserv.mail.inbox import Stored, store_message
     from pbmserv.mail.processor import process_pending
 
@@ -228,20 +241,27 @@ def _mail(settings: Settings, envelope_from: str | None, process: bool) -> int:
         return EX_TEMPFAIL
     factory = session_factory(engine)
     try:
-        stored = store_message(factory, settings, raw, envelope_from)
+        stored = store_message(factory, settings, raw, envelope_from, envelope_to=recipients)
     except Exception as error:  # the MTA keeps the message and retries
         print(f"pbmserv: could not store the message: {error}", file=sys.stderr)
         return EX_TEMPFAIL
     if stored is Stored.RATE_LIMITED:
         print("pbmserv: too many messages from this sender; try later", file=sys.stderr)
         return EX_TEMPFAIL
-    if process:
-        # The message is safe in the inbox; anything below only speeds up the answer.
-        try:
-            process_pending(factory, settings)
-            asyncio.run(deliver_due(factory, settings))
-        except Exception as error:
-            print(f"pbmserv: stored; processing deferred: {error}", file=sys.stderr)
+    if stored is Stored.DUPLICATE:
+        print("pbmserv: a copy of a message already stored; not stored again", file=sys.stderr)
+        return 0
+    if not process:
+        print("pbmserv: stored; a running serve answers it", file=sys.stderr)
+        return 0
+    # The message is safe in the inbox; anything below only speeds up the answer.
+    try:
+        processed = process_pending(factory, settings)
+        report = asyncio.run(deliver_batch(factory, settings))
+    except Exception as error:
+        print(f"pbmserv: stored; processing deferred: {type(error).__name__}", file=sys.stderr)
+        return 0
+    print(f"pbmserv: stored; {processed} processed; mail: {report.summary()}", file=sys.stderr)
     return 0
 
 
@@ -274,17 +294,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"pbmserv: {error}", file=sys.stderr)
         # Under an MTA's pipe, a configuration mistake must not bounce the player's mail.
         return EX_TEMPFAIL if args.command == "mail" else EX_CONFIG
-    configure_logging(settings.log_format, getattr(args, "verbose", False))
+    if args.command == "mail":
+        # Under an MTA's pipe, standard error ends up in the MTA's log, cut short: warnings
+        # alone, as plain text, and the one line _mail prints (JSON is for `serve`).
+        configure_logging("text", args.verbose, quiet=not args.verbose)
+    else:
+        configure_logging(settings.log_format, getattr(args, "verbose", False))
+    try:
+        code = _run(args, settings)
+        sys.stdout.flush()  # here, where a reader gone is caught, not at the exit
+        return code
+    except BrokenPipeError:
+        # The reader of the output left early (`pbmserv config show | head`): not an error.
+        # Standard output goes nowhere from now on, so that closing it cannot fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         return _serve(settings)
     if args.command == "deliver":
         return _deliver(settings)
     if args.command == "mail":
-        return _mail(settings, args.envelope_from, not args.no_process)
+        return _mail(settings, args.envelope_from, args.recipients, not args.no_process)
     if args.command == "db":
         return _db(settings, args.db_command)
     if args.command == "config":
         return _show_config(settings, args.json)
+    if args.command == "dkim":
+        return run_dkim(args, settings)
     if args.command == "admin":
         from pbmserv.cli.admin import run_admin
 

@@ -92,12 +92,8 @@ class Address(Base):
     #: Hard bounces (5.x.x delivery reports) since mail last came from the address.
     hard_bounces: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     #: Marked bouncing (``bounce_limit`` hard bounces) since then; None: mail reaches it.
-    bouncing_since: Mapped[datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
-    )
-    last_bounce_at: Mapped[datetime | None] = mapped_column(
-        DateTime(timezone=True), nullable=True
-    )
+    bouncing_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_bounce_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: The last delivery report's status and diagnostic, for the operator.
     last_bounce: Mapped[str | None] = mapped_column(Text, nullable=True)
 

@@ -67,6 +67,7 @@ from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.mail.mime import TO_PNG
 from pbmserv.mail.pictures import finish_pictures
 from pbmserv.mail.relay_tls import explain, open_relay
+from pbmserv.mail.signing import DkimSigner, SigningError, signer_of
 
 log = logging.getLogger("pbmserv.delivery")
 
@@ -667,6 +668,13 @@ async def _settle(lease: Lease, item: Claimed, outcome: Outcome) -> Outcome | No
     return outcome
 
 
+def _finished(raw: bytes, signer: DkimSigner | None) -> bytes:
+    """The bytes that leave: the picture drawn, then the DKIM signature over them."""
+    if TO_PNG in raw:
+        raw = finish_pictures(raw)
+    return raw if signer is None else signer.sign(raw)
+
+
 async def _deliver_one(
     lease: Lease, relay: RelayConnection | None, items: list[Claimed], index: int
 ) -> Outcome | None:
@@ -677,8 +685,14 @@ async def _deliver_one(
         await asyncio.to_thread(lease.renew, items[index:])
     if not lease.holds(item):
         return None  # another run has it now
-    if TO_PNG in item.raw:  # a board's picture, drawn now rather than while moves are played
-        item = replace(item, raw=await asyncio.to_thread(finish_pictures, item.raw))
+    try:
+        signer = signer_of(lease.settings)
+    except SigningError as error:  # the operator must fix the key: the mail waits meanwhile
+        return await _settle(lease, item, Outcome(str(error)))
+    if TO_PNG in item.raw or signer is not None:
+        # A board's picture is drawn, and the mail signed, now rather than while moves are
+        # played (off the event loop: both cost CPU).
+        item = replace(item, raw=await asyncio.to_thread(_finished, item.raw, signer))
     if relay is None:
         async with handover():
             outcome = await asyncio.to_thread(_spool_one, lease.settings.spool, item)

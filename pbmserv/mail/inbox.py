@@ -29,6 +29,18 @@ _INBOX = table_of(InboxMessage)
 _CONTENT_KEY = "sha256:"
 
 
+#: One message as the MTA handed it over: its bytes, the envelope sender (None: unknown) and
+#: the envelope recipients.
+Envelope = tuple[bytes, str | None, Sequence[str]]
+# Recipients kept per message: a reply to the server names one or two of its addresses.
+MAX_ENVELOPE_RECIPIENTS = 20
+
+
+def _recipients_text(recipients: Sequence[str]) -> str | None:
+    kept = [printable(r.strip().strip("<>").lower()) for r in recipients[:MAX_ENVELOPE_RECIPIENTS]]
+    return "\n".join(r for r in kept if r) or None
+
+
 class Stored(enum.Enum):
     ACCEPTED = "accepted"
     DUPLICATE = "duplicate"  # already have it: acknowledge, do not process twice
@@ -41,9 +53,12 @@ def store_message(
     raw: bytes,
     envelope_from: str | None,
     clock: Callable[[], datetime] = utcnow,
+    envelope_to: Sequence[str] = (),
 ) -> Stored:
-    """Commit ``raw`` to the inbox (or say why not). Only after this returns may we say 250."""
-    [outcome] = store_messages(factory, settings, [(raw, envelope_from)], clock)
+    """Commit ``raw`` to the inbox (or say why not). Only after this returns may we say 250.
+    ``envelope_to``: the SMTP recipients (RCPT TO), where a reply address may be the only
+    trace of the seat a message is for (Bcc, an alias, a redirect)."""
+    [outcome] = store_messages(factory, settings, [(raw, envelope_from, envelope_to)], clock)
     assert isinstance(outcome, Stored)  # a lone message raises instead of StoreFailed
     return outcome
 
@@ -51,17 +66,17 @@ def store_message(
 def store_messages(
     factory: sessionmaker[Session],
     settings: Settings,
-    messages: Sequence[tuple[bytes, str | None]],
+    messages: Sequence[Envelope],
     clock: Callable[[], datetime] = utcnow,
 ) -> list[Stored | StoreFailed]:
-    """Commit several (raw, envelope sender) messages in one transaction (a group commit:
-    the listener's messages that arrive together share one write). If the transaction
+    """Commit several messages (``Envelope``s) in one transaction (a group commit: the
+    listener's messages that arrive together share one write). If the transaction
     fails, each message is tried in a transaction of its own, so that one message's trouble
     is that message's alone; its exception is then raised only for a lone message."""
     try:
         with transaction(factory) as session:
             outcomes: list[Stored | StoreFailed] = [
-                _store(session, settings, raw, sender, clock()) for raw, sender in messages
+                _store(session, settings, message, clock()) for message in messages
             ]
             return outcomes
     except IntegrityError:  # a copy stored by another server meanwhile
@@ -70,18 +85,17 @@ def store_messages(
     except Exception:
         if len(messages) == 1:
             raise
-    return [_store_alone(factory, settings, raw, sender, clock) for raw, sender in messages]
+    return [_store_alone(factory, settings, message, clock) for message in messages]
 
 
 def _store_alone(
     factory: sessionmaker[Session],
     settings: Settings,
-    raw: bytes,
-    envelope_from: str | None,
+    message: Envelope,
     clock: Callable[[], datetime],
 ) -> Stored | StoreFailed:
     try:
-        return store_messages(factory, settings, [(raw, envelope_from)], clock)[0]
+        return store_messages(factory, settings, [message], clock)[0]
     except Exception as error:  # told to this message's sender alone (451)
         return StoreFailed(error)
 
@@ -93,9 +107,8 @@ class StoreFailed:
         self.error = error
 
 
-def _store(
-    session: Session, settings: Settings, raw: bytes, envelope_from: str | None, now: datetime
-) -> Stored:
+def _store(session: Session, settings: Settings, message: Envelope, now: datetime) -> Stored:
+    raw, envelope_from, envelope_to = message
     # None: not known (stdin without -f); "": the null return path of a bounce.
     sender = None if envelope_from is None else envelope_from.strip().strip("<>").lower()
     if sender and not sender.isprintable():  # PostgreSQL refuses a NUL in text
@@ -113,6 +126,7 @@ def _store(
         {
             "dedupe_key": key,
             "envelope_from": sender,
+            "envelope_to": _recipients_text(envelope_to),
             "from_address": from_address,
             "raw": raw,
             "received_at": now,

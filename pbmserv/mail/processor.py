@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -203,6 +203,8 @@ class Pending:
     id: int
     raw: bytes
     envelope_from: str | None
+    #: The envelope recipients (RCPT TO), one a line, where the listener knew them.
+    envelope_to: str | None = None
 
 
 @dataclass(frozen=True)
@@ -224,6 +226,9 @@ class Prepared:
 
 def prepare(settings: Settings, item: Pending) -> Prepared:
     mail = parse_message(item.raw, item.envelope_from, own_address=settings.address)
+    if item.envelope_to:  # the envelope first: a reply address may be in it alone (Bcc, alias)
+        recipients = (*item.envelope_to.split("\n"), *mail.recipients)
+        mail = replace(mail, recipients=tuple(dict.fromkeys(recipients)))
     if mail.auto_reason:
         return Prepared(mail, [])
     most = settings.max_commands_per_message
@@ -412,7 +417,7 @@ def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
 
 
 _DUE = (
-    select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_from)
+    select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_from, _INBOX.c.envelope_to)
     .where(
         _INBOX.c.status == "pending",
         or_(_INBOX.c.not_before.is_(None), _INBOX.c.not_before <= bindparam("now")),
@@ -442,6 +447,7 @@ _MARK_PROCESSED = (
         processed_at=bindparam("processed_at"),
         summary=bindparam("new_summary"),
         raw=bindparam("kept_raw"),
+        envelope_to=bindparam("kept_to"),
     )
 )
 
@@ -578,6 +584,9 @@ class _BatchRun:
                         "new_summary": handled.summary[:2000],
                         # A held message is processed whole once its address is confirmed.
                         "kept_raw": item.raw if handled.status == "held" else redacted(item.raw),
+                        "kept_to": item.envelope_to
+                        if handled.status == "held"
+                        else masked_recipients(item.envelope_to),
                     }
                 )
             insert_outbox(session, outbox)
@@ -677,6 +686,11 @@ def redacted(raw: bytes) -> bytes:
     # A reply address's token is a secret too (it stands for a password).
     masked = board_mail.mask_tokens(b"\n".join(kept).decode("utf-8", "surrogateescape"))
     return masked.encode("utf-8", "surrogateescape")[:8192] + b"\n\n"
+
+
+def masked_recipients(envelope_to: str | None) -> str | None:
+    """The envelope recipients kept of a processed message: reply tokens masked."""
+    return None if envelope_to is None else board_mail.mask_tokens(envelope_to)
 
 
 def _retry_delay(attempts: int) -> timedelta:
@@ -802,7 +816,7 @@ def expire_held(factory: sessionmaker[Session], now: datetime, chunk: int = 500)
     redacted like any processed message. Returns how many."""
     cutoff = now - confirmation.HELD_FOR
     due = (
-        select(_INBOX.c.id, _INBOX.c.raw)
+        select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_to)
         .where(_INBOX.c.status == "held", _INBOX.c.received_at < cutoff)
         .order_by(_INBOX.c.id)
         .limit(chunk)
@@ -821,6 +835,7 @@ def expire_held(factory: sessionmaker[Session], now: datetime, chunk: int = 500)
                             "processed_at": now,
                             "new_summary": "ignored: its address was never confirmed",
                             "kept_raw": redacted(row.raw),
+                            "kept_to": masked_recipients(row.envelope_to),
                         }
                         for row in rows
                     ],

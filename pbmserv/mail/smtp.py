@@ -9,7 +9,7 @@ import errno
 import logging
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from aiosmtpd.smtp import SMTP, Envelope
 from aiosmtpd.smtp import Session as SMTPSession
@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.board_mail import mask_tokens
+from pbmserv.mail.inbox import Envelope as StoredEnvelope
 from pbmserv.mail.inbox import Stored, StoreFailed, store_messages
 
 log = logging.getLogger("pbmserv.smtp")
@@ -55,13 +56,13 @@ class GroupStore:
     def __init__(self, factory: sessionmaker[Session], settings: Settings) -> None:
         self.factory = factory
         self.settings = settings
-        self._waiting: list[tuple[bytes, str, asyncio.Future[Stored | StoreFailed]]] = []
+        self._waiting: list[tuple[StoredEnvelope, asyncio.Future[Stored | StoreFailed]]] = []
         self._writer: asyncio.Task[None] | None = None
 
-    async def store(self, raw: bytes, mail_from: str) -> Stored:
+    async def store(self, raw: bytes, mail_from: str, rcpt_tos: Sequence[str] = ()) -> Stored:
         """Store one message; raises if it could not be stored (the caller answers 451)."""
         future: asyncio.Future[Stored | StoreFailed] = asyncio.get_running_loop().create_future()
-        self._waiting.append((raw, mail_from, future))
+        self._waiting.append(((raw, mail_from, tuple(rcpt_tos)), future))
         if self._writer is None or self._writer.done():
             self._writer = asyncio.create_task(self._write())
         outcome = await future
@@ -78,14 +79,14 @@ class GroupStore:
                     store_messages,
                     self.factory,
                     self.settings,
-                    [(raw, mail_from) for raw, mail_from, _future in group],
+                    [message for message, _future in group],
                 )
             except Exception as error:  # the database itself: every sender tries again
-                for _raw, _mail_from, future in group:
+                for _message, future in group:
                     if not future.done():
                         future.set_exception(error)
                 continue
-            for (_raw, _mail_from, future), outcome in zip(group, outcomes, strict=True):
+            for (_message, future), outcome in zip(group, outcomes, strict=True):
                 if not future.done():  # a client gone meanwhile cancelled its wait
                     future.set_result(outcome)
 
@@ -108,7 +109,7 @@ class InboxHandler:
         raw = envelope.original_content or b""
         mail_from = envelope.mail_from if envelope.mail_from is not None else ""
         try:
-            outcome = await self.store.store(raw, mail_from)
+            outcome = await self.store.store(raw, mail_from, envelope.rcpt_tos)
         except Exception:
             log.exception("could not store a message from %s", mail_from)
             # A temporary failure: the sending server keeps the message and tries again.

@@ -90,9 +90,14 @@ def test_the_example_config_names_every_setting() -> None:
 
 def test_the_commented_out_settings_load_when_uncommented(tmp_path: Path) -> None:
     text = re.sub(r"^# ([a-z_]+ = )", r"\1", read("pbmserv.toml"), flags=re.M)
+    # The env file it names, as the install procedure makes it (empty), here in tmp_path.
+    env_file = tmp_path / "pbmserv.env"
+    env_file.write_text("# secrets\nPBMSERV_RELAY_PASSWORD=from-the-env-file\n")
+    text = text.replace('"/etc/pbmserv/pbmserv.env"', f'"{env_file}"')
     (tmp_path / "pbmserv.toml").write_text(text, encoding="utf-8")
     settings = load_settings(environ={}, config_file=tmp_path / "pbmserv.toml")
-    assert settings.relay_username == "pbmserv" and settings.relay_password
+    assert settings.relay_username == "pbmserv"
+    assert settings.relay_password == "from-the-env-file"  # the env file wins over the TOML
 
 
 def test_the_example_config_gives_way_to_the_environment() -> None:
@@ -302,3 +307,13 @@ def test_the_postfix_examples_deliver_the_seats_reply_addresses(kind: str) -> No
     """Without recipient_delimiter, pbmserv+TAG@domain matches no recipient map and bounces."""
     main = read(f"postfix/{kind}/main.cf")
     assert re.search(r"^recipient_delimiter = \+$", main, re.M)
+
+
+def test_the_units_documentation_is_installed_by_the_procedure() -> None:
+    """`systemctl help pbmserv` opened a path nothing had installed."""
+    found = re.search(r"^Documentation=file://(\S+)$", read("systemd/pbmserv.service"), re.M)
+    assert found, "no Documentation= line"
+    installed = found.group(1)
+    install = read("OPERATIONS.md").split("## Install", 1)[1].split("\n## ", 1)[0]
+    assert re.search(rf"^install .*deploy/OPERATIONS\.md {re.escape(installed)}$", install, re.M)
+    assert installed.endswith("/OPERATIONS.md")

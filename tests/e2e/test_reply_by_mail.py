@@ -225,3 +225,18 @@ def answer_with(server, engine, sink: Sink, board_mail: Received, results: str):
     assert smtp_send(server.port, message, to=to)[0] == 250
     settle(engine)
     return message, sink.messages[before:]
+
+
+def test_a_reply_address_in_the_envelope_alone_is_the_seats(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    """A reply Bcc'd, redirected or sent through an alias names the seat's address only in
+    RCPT TO: the listener reads the envelope too (its headers name another address)."""
+    first = start(server, engine, sink)
+    seat_address = first[ALICE].message["Reply-To"].addresses[0].addr_spec
+    message = make_mail(ALICE, "Re: my move", "e4\n", to="friends@lists.example.org")
+    assert smtp_send(server.port, message, to=seat_address)[0] == 250
+    settle(engine)
+    assert moves(engine) == ["e4"]
+    with engine.connect() as conn:
+        kept = conn.scalar(select(InboxMessage.envelope_to).order_by(InboxMessage.id.desc()))
+    # Kept for the operator, with the seat's token masked as everywhere else it is kept.
+    assert kept == "pbmserv+b1-s0-********@localhost"

@@ -1,0 +1,98 @@
+"""`pbmserv dkim keygen | records`: a DKIM key, and the DNS records an operator publishes."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from pbmserv.cli.options import add_config_options
+from pbmserv.config import Settings
+from pbmserv.mail.signing import (
+    DEFAULT_KEY_BITS,
+    SigningError,
+    dns_records,
+    new_key,
+    signer_of,
+    signing_domain,
+)
+
+EX_CANTCREAT = 73
+
+
+def add_dkim_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    dkim = commands.add_parser("dkim", help="DKIM signing: make a key, print the DNS records")
+    add_config_options(dkim)
+    actions = dkim.add_subparsers(dest="dkim_command", required=True)
+    keygen = actions.add_parser(
+        "keygen", help="make a private key and print the DNS records to publish"
+    )
+    add_config_options(keygen)
+    keygen.add_argument(
+        "--key-file", type=Path, help="where to write the key (default: dkim_key_file)"
+    )
+    keygen.add_argument("--selector", help="the DKIM selector (default: dkim_selector, or pbmserv)")
+    keygen.add_argument("--domain", help="the signing domain (default: the server address's)")
+    keygen.add_argument("--bits", type=int, default=DEFAULT_KEY_BITS, help="RSA key size")
+    records = actions.add_parser("records", help="print the DNS records for the configured key")
+    add_config_options(records)
+
+
+def run_dkim(args: argparse.Namespace, settings: Settings) -> int:
+    if args.dkim_command == "keygen":
+        return _keygen(args, settings)
+    try:
+        signer = signer_of(settings)
+    except SigningError as error:
+        print(f"pbmserv: {error}", file=sys.stderr)
+        return 1
+    if signer is None:
+        print(
+            "pbmserv: set dkim_selector and dkim_key_file first (pbmserv dkim keygen)",
+            file=sys.stderr,
+        )
+        return 1
+    _print_records(signer.selector, signer.domain, signer.key_pem)
+    return 0
+
+
+def _keygen(args: argparse.Namespace, settings: Settings) -> int:
+    path = args.key_file or settings.dkim_key_file
+    if path is None:
+        print("pbmserv: name the key file: --key-file PATH (or set dkim_key_file)", file=sys.stderr)
+        return 2
+    selector = args.selector or settings.dkim_selector or "pbmserv"
+    domain = (args.domain or signing_domain(settings)).lower()
+    if path.exists():
+        print(
+            f"pbmserv: {path} exists; a new key would break the published record", file=sys.stderr
+        )
+        return EX_CANTCREAT
+    key = new_key(args.bits)
+    try:
+        # Readable by its owner alone from the first byte: it is the server's signing secret.
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "wb") as handle:
+            handle.write(key)
+    except OSError as error:
+        print(f"pbmserv: cannot write {path}: {error.strerror}", file=sys.stderr)
+        return EX_CANTCREAT
+    print(f"Wrote a {args.bits}-bit RSA key to {path} (mode 0600; the server's user must read it).")
+    print()
+    _print_records(selector, domain, key)
+    print()
+    print("Then set, in pbmserv.toml (or PBMSERV_DKIM_SELECTOR, PBMSERV_DKIM_KEY_FILE):")
+    print(f'  dkim_selector = "{selector}"')
+    print(f'  dkim_key_file = "{path}"')
+    if args.domain:
+        print(f'  dkim_domain = "{domain}"')
+    return 0
+
+
+def _print_records(selector: str, domain: str, key: bytes) -> None:
+    print(f"Publish these DNS records for {domain}:")
+    for record in dns_records(selector, domain, key):
+        print()
+        print(f"; {record.why}")
+        print(record.zone_line())

@@ -55,10 +55,10 @@ def test_a_message_that_cannot_be_stored_fails_alone(  # type: ignore[no-untyped
     real = inbox._store
     bad = raw_mail(99)
 
-    def fail_on_bad(session, settings_, raw, sender, now):  # type: ignore[no-untyped-def]
-        if raw == bad:
+    def fail_on_bad(session, settings_, message, now):  # type: ignore[no-untyped-def]
+        if message[0] == bad:
             raise RuntimeError("this message breaks the store")
-        return real(session, settings_, raw, sender, now)
+        return real(session, settings_, message, now)
 
     monkeypatch.setattr(inbox, "_store", fail_on_bad)
     store = GroupStore(session_factory(engine), settings)

@@ -74,6 +74,12 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     )
     p = action(users, "list", _users_list, "list the users")
     p.add_argument("--disabled", action="store_true", help="only disabled users")
+    p.add_argument(
+        "--bouncing",
+        action="store_true",
+        help="only users whose address is marked bouncing, with its hard bounces, since when "
+        "and the last delivery report (their boards wait: no reminders, no forfeits)",
+    )
     action(users, "show", _users_show, "one user and their boards").add_argument("userid")
     action(users, "disable", _users_disable, "refuse a user's commands").add_argument("userid")
     action(users, "enable", _users_enable, "accept a user's commands again").add_argument("userid")
@@ -202,7 +208,8 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _users_list(args: argparse.Namespace, ctx: CommandContext) -> None:
-    tables.print_rows(ops.list_users(ctx, args.disabled), args.json, "no users")
+    rows = ops.list_users(ctx, args.disabled, bouncing_only=args.bouncing)
+    tables.print_rows(rows, args.json, "no bouncing users" if args.bouncing else "no users")
 
 
 def _users_show(args: argparse.Namespace, ctx: CommandContext) -> None:

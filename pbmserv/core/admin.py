@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
-from pbmserv.core import board_mail, confirmation, ratings
+from pbmserv.core import board_mail, bouncing, confirmation, ratings
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
@@ -23,6 +23,7 @@ from pbmserv.core.passwords import hash_password
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import (
+    Address,
     BoardMail,
     GameRow,
     InboxMessage,
@@ -38,7 +39,13 @@ from pbmserv.games.base import OMNISCIENT, PUBLIC, Outcome, Termination
 # --- users ---------------------------------------------------------------------------------
 
 
-def list_users(ctx: CommandContext, disabled_only: bool = False) -> list[dict[str, Any]]:
+def list_users(
+    ctx: CommandContext, disabled_only: bool = False, bouncing_only: bool = False
+) -> list[dict[str, Any]]:
+    """The users; ``bouncing_only``: those whose address is marked bouncing (core.bouncing),
+    with its count of hard bounces, since when, and the last report."""
+    if bouncing_only:
+        return _bouncing_users(ctx, disabled_only)
     active = (
         select(Seat.user_id, func.count().label("boards"))
         .join(GameRow, GameRow.id == Seat.game_id)
@@ -64,6 +71,32 @@ def list_users(ctx: CommandContext, disabled_only: bool = False) -> list[dict[st
         }
         for user, boards in ctx.session.execute(query)
     ]
+
+
+def _bouncing_users(ctx: CommandContext, disabled_only: bool) -> list[dict[str, Any]]:
+    query = (
+        select(User, Address)
+        .join(Address, Address.address == func.lower(User.email))
+        .where(Address.bouncing_since.is_not(None))
+        .order_by(User.userid)
+    )
+    if disabled_only:
+        query = query.where(User.disabled.is_(True))
+    return [
+        {
+            "userid": user.display_id,
+            "email": user.email,
+            "bounces": address.hard_bounces,
+            "bouncing_since": _stamp(address.bouncing_since),
+            "last_bounce_at": _stamp(address.last_bounce_at),
+            "last_bounce": address.last_bounce or "",
+        }
+        for user, address in ctx.session.execute(query)
+    ]
+
+
+def _stamp(when: datetime | None) -> str:
+    return "" if when is None else when.isoformat(timespec="seconds")
 
 
 def _user(ctx: CommandContext, userid: str) -> User:
@@ -123,6 +156,11 @@ def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: boo
 def reset_password(ctx: CommandContext, userid: str) -> str:
     """Give the user a new random password and mail it to their address."""
     user = _user(ctx, userid)
+    if ctx.is_bouncing(user.email):  # the mail would be withheld, and the password lost
+        raise CommandError(
+            f"mail to {user.email} bounces, so no new password could reach {user.display_id}; "
+            "nothing was changed (give the user a working address with `users set-email`)"
+        )
     password = secrets.token_urlsafe(9)
     user.password_hash = hash_password(password)
     board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
@@ -144,7 +182,10 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
     if not ADDRESS_PATTERN.match(address):
         raise CommandError(f'"{address}" is not a mail address like name@example.org')
     old = user.email
+    if ctx.is_bouncing(old):  # the boards waited for an address that did not work
+        bouncing.restart_clocks(ctx.session, [user.id], ctx.now())
     confirmation.mark_confirmed(ctx.session, address, ctx.now())  # the operator vouches for it
+    bouncing.clear_bouncing(ctx.session, address, ctx.now())  # ... and that mail reaches it
     ctx.forget_confirmations()
     user.email, user.pending_email = address, None
     board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop

@@ -55,7 +55,8 @@ class CommandContext:
     mails_caused: int = 0
     #: Notices not sent because their address is not confirmed (see core.confirmation).
     withheld: int = 0
-    _confirmed: dict[str, bool] = field(default_factory=dict)
+    #: What was seen of addresses' rows: confirmed, bouncing, bounced (see ``_address``).
+    _addresses: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
 
     def now(self) -> datetime:
         return self.clock()
@@ -73,8 +74,12 @@ class CommandContext:
 
     def notify(self, notification: Notification) -> None:
         """Queue a mail to someone; one to an address its owner never confirmed is withheld
-        (the confirmation mail alone goes there)."""
+        (the confirmation mail alone goes there), and so is one to an address marked bouncing
+        (see core.bouncing: the reply to a message from it is no notice, and goes)."""
         if notification.channel != "confirmation" and not self.may_mail(notification.to):
+            self.withheld += 1
+            return
+        if self.is_bouncing(notification.to):
             self.withheld += 1
             return
         self.notifications.append(notification)
@@ -83,12 +88,29 @@ class CommandContext:
         """Is ``address`` confirmed (or are all addresses trusted, on a private server)?"""
         if not self.settings.confirm_addresses:
             return True
+        return self._address(address)[0]
+
+    def is_bouncing(self, address: str) -> bool:
+        """Is ``address`` marked bouncing (see core.bouncing)?"""
+        return self._address(address)[1]
+
+    def has_bounced(self, address: str) -> bool:
+        """Has mail to ``address`` bounced since mail last came from it (marked or not)?"""
+        return self._address(address)[2]
+
+    def _address(self, address: str) -> tuple[bool, bool, bool]:
+        """Confirmed, bouncing, bounced: one look at the address's row, kept."""
         key = address.strip().lower()
-        if key not in self._confirmed:
-            query = select(Address.confirmed_at).where(Address.address == key)
-            self._confirmed[key] = self.session.scalar(query) is not None
-        return self._confirmed[key]
+        if key not in self._addresses:
+            query = select(Address.confirmed_at, Address.bouncing_since, Address.hard_bounces)
+            row = self.session.execute(query.where(Address.address == key)).first()
+            self._addresses[key] = (
+                row is not None and row.confirmed_at is not None,
+                row is not None and row.bouncing_since is not None,
+                row is not None and (row.hard_bounces > 0 or row.bouncing_since is not None),
+            )
+        return self._addresses[key]
 
     def forget_confirmations(self) -> None:
-        """An address was just confirmed: look again."""
-        self._confirmed.clear()
+        """An address was just confirmed (or cleared of its bounces): look again."""
+        self._addresses.clear()

@@ -1,7 +1,9 @@
 """Maintenance of idle boards: a reminder after one limit, a forfeit after a second.
 
 A board is never forfeited without a reminder of its idle spell sent at least
-``forfeit_notice_days`` before: after downtime an overdue board is reminded first.
+``forfeit_notice_days`` before: after downtime an overdue board is reminded first. The boards
+of a player who signed off, or whose address is marked bouncing (core.bouncing), wait for both
+sides: no reminders, no forfeits.
 
 The limits come from the settings (per game where the config file sets them). Run by
 `pbmserv admin maintain` and periodically by `serve`; several servers may run it at once on
@@ -17,10 +19,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, or_, select
+from sqlalchemy import ColumnElement, and_, func, or_, select
 
 from pbmserv.config import IdleLimits, Settings
 from pbmserv.core import game_service as service
+from pbmserv.core.bouncing import bouncing_addresses
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.tournaments.service import settle_finished
@@ -77,12 +80,16 @@ def due_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
     # Boards of a player who signed off wait, for both sides, until the player is back.
     away = select(Seat.game_id).join(User, User.id == Seat.user_id)
     away = away.where(User.away_since.is_not(None))
+    # So do the boards of a player whose mail bounces (core.bouncing): the operator decides.
+    unreachable = select(Seat.game_id).join(User, User.id == Seat.user_id)
+    unreachable = unreachable.where(func.lower(User.email).in_(bouncing_addresses()))
     # The plain range on updated_at lets ix_games_status_updated narrow the scan first.
     return and_(
         GameRow.status == "active",
         GameRow.updated_at <= now - timedelta(days=shortest),
         or_(*clauses),
         GameRow.id.not_in(away),
+        GameRow.id.not_in(unreachable),
     )
 
 

@@ -81,6 +81,7 @@ NOTICE_KINDS = frozenset(
         "tournament_entry",
         "tournament_pairings",
         "tournament_standings",
+        "unreachable",
     }
 )
 

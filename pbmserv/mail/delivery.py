@@ -61,6 +61,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.core.bouncing import bounce_key, return_path
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
@@ -461,21 +462,21 @@ class RelayConnection:
         if client is not None:
             client.close()
 
-    async def start(self, item: Claimed, deadline: float) -> Outcome | None:
-        """Begin ``item``'s mail transaction and write all its data but the end: None when the
-        relay waits for the end (see ``finish``), or else the outcome (refused, broken).
-        ``deadline`` (the loop's clock) bounds this and ``finish`` together."""
+    async def start(self, item: Claimed, deadline: float, sender: str) -> Outcome | None:
+        """Begin ``item``'s mail transaction from ``sender`` (its return path) and write all
+        its data but the end: None when the relay waits for the end (see ``finish``), or else
+        the outcome (refused, broken). ``deadline`` (the loop's clock) bounds this and
+        ``finish`` together."""
         client = await self.open()
         self.messages += 1
         try:
-            return await self._start(client, item, deadline)
+            return await self._start(client, item, deadline, sender)
         finally:
             self.used_at = time.monotonic()
 
     async def _start(
-        self, client: aiosmtplib.SMTP, item: Claimed, deadline: float
+        self, client: aiosmtplib.SMTP, item: Claimed, deadline: float, sender: str
     ) -> Outcome | None:
-        sender = self.settings.address
         needs_utf8 = not (sender.isascii() and item.recipient.isascii())
         if needs_utf8 and not client.supports_extension("smtputf8"):
             # Without SMTPUTF8 no relay can take this address; trying would only break the
@@ -668,6 +669,17 @@ async def _settle(lease: Lease, item: Claimed, outcome: Outcome) -> Outcome | No
     return outcome
 
 
+_BOUNCE_KEYS: weakref.WeakKeyDictionary[Engine, bytes] = weakref.WeakKeyDictionary()
+
+
+async def _bounce_key(engine: Engine) -> bytes:
+    """The key of the return paths' MACs: read (or made) once per database, then kept."""
+    key = _BOUNCE_KEYS.get(engine)
+    if key is None:
+        key = _BOUNCE_KEYS[engine] = await asyncio.to_thread(bounce_key, engine)
+    return key
+
+
 def _finished(raw: bytes, signer: DkimSigner | None) -> bytes:
     """The bytes that leave: the picture drawn, then the DKIM signature over them."""
     if TO_PNG in raw:
@@ -700,7 +712,9 @@ async def _deliver_one(
     deadline = (
         asyncio.get_running_loop().time() + lease.settings.delivery_lease_seconds * SEND_SHARE
     )
-    refused = await relay.start(item, deadline)  # alongside the other connections' messages
+    # Its own return path: a delivery report names the very mail that bounced (core.bouncing).
+    sender = return_path(lease.settings.address, await _bounce_key(lease.engine), item.id)
+    refused = await relay.start(item, deadline, sender)  # beside the other connections' mail
     if refused is not None:
         return await _settle(lease, item, refused)
     async with handover():  # a wait here counts against the deadline, as a slow relay would

@@ -25,7 +25,7 @@ from sqlalchemy import Integer, bindparam, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core import board_mail, confirmation
+from pbmserv.core import board_mail, bouncing, confirmation
 from pbmserv.core.board_mail import ReplyTag, reply_address
 from pbmserv.core.commands.accounts import confirmed_section
 from pbmserv.core.context import CommandContext, utcnow
@@ -52,6 +52,7 @@ from pbmserv.core.results import MailThread, Notification, Section
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, OutboxMessage, table_of
 from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
+from pbmserv.mail.bounces import bounce_tags, parse_report
 from pbmserv.mail.compose import (
     build_message,
     render,
@@ -272,6 +273,9 @@ def _handle(
     queued: the batch queues the mail of the messages that succeeded)."""
     mail, lines = prepared.mail, prepared.lines
     message_id = printable(mail.message_id or "")
+    bounce_to = bounce_tags(mail.recipients, settings.address)
+    if bounce_to:  # a delivery report (or an auto-reply) to the return path of our mail
+        return _bounce_report(session, settings, item, mail, bounce_to, now)
     if mail.auto_reason:
         return Handled(
             status="ignored",
@@ -301,6 +305,9 @@ def _handle(
         password_checks=checks,
         sender_authenticated=prepared.verdict is Verdict.PASS,
     )
+    if ctx.has_bounced(mail.sender):  # mail came from it: it works (a look may_mail shares)
+        bouncing.clear_bouncing(session, mail.sender, now)
+        ctx.forget_confirmations()
     if not ctx.may_mail(mail.sender):
         return _unconfirmed(ctx, item, prepared, now)
     tagged = [confirmation.confirm(ctx, code) for code in confirm_tags(mail, settings.address)]
@@ -346,6 +353,35 @@ def _handle(
         },
         outbox=outbox,
     )
+
+
+def _bounce_report(
+    session: Session,
+    settings: Settings,
+    item: Pending,
+    mail: IncomingMail,
+    tags: Sequence[str],
+    now: datetime,
+) -> Handled:
+    """A message to one of our bounce addresses (see core.bouncing): the delivery report of
+    the mail its tag names, counted against that mail's recipient. Never answered."""
+    fields: dict[str, Any] = {"message_id": printable(mail.message_id or "")}
+    key = bouncing.bounce_key(session)
+    known = [i for i in (bouncing.parse_bounce_tag(tag, key) for tag in tags) if i is not None]
+    if not known:
+        log.warning("a message to a bounce address with a wrong code; ignored")
+        summary = "ignored: sent to a bounce address whose code is wrong"
+        return Handled("ignored", summary, {**fields, "status": "ignored", "reason": summary})
+    report = parse_report(item.raw)
+    outcome = bouncing.record_bounce(session, settings, known[0], report, now)
+    ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+    for notice in outcome.notices:
+        ctx.notify(notice)
+    status = "done" if report is not None else "ignored"
+    summary = printable(f"bounce for outbox={known[0]}: {outcome.summary}")
+    fields.update(status=status, bounce=known[0], hard=outcome.hard, counted=outcome.counted)
+    outbox = notification_rows(settings, ctx.notifications, now, inbox_id=item.id)
+    return Handled(status, summary, fields, outbox)
 
 
 def _unconfirmed(ctx: CommandContext, item: Pending, prepared: Prepared, now: datetime) -> Handled:

@@ -67,6 +67,9 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "confirmation": lambda data: "pbmserv: may we send game mail to this address?",
     "board_deleted": lambda data: f"{data['game']} board {data['board']} was deleted",
     "broadcast": lambda data: f"pbmserv: {data['subject']}",
+    "unreachable": lambda data: (
+        f"pbmserv: {' and '.join(data['players'])} cannot be reached by mail"
+    ),
     "digest": lambda data: (
         f"pbmserv: your move on {len(data['boards'])} board"
         + ("s" if len(data["boards"]) != 1 else "")

@@ -342,6 +342,8 @@ def load_settings(
             raise ConfigError(f"{name} must be 1 or more")
     if settings.bounce_limit < 1:
         raise ConfigError("bounce_limit must be 1 or more")
+    if settings.imap and settings.workers > 1:
+        raise ConfigError("imap: run one worker (workers = 1); several would race for each message")
     if settings.imap_poll_seconds <= 0:
         raise ConfigError("imap_poll_seconds must be more than 0")
     if settings.dedupe_window_seconds <= 0:

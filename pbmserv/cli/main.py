@@ -61,6 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--listen", help="HOST:PORT to listen on (env PBMSERV_LISTEN; default 127.0.0.1:2525)"
     )
     serve.add_argument(
+        "--imap",
+        metavar="URL",
+        help="read this hosted mailbox (imaps://USER@HOST/FOLDER; password in env "
+        "PBMSERV_IMAP_PASSWORD) instead of listening for SMTP (env PBMSERV_IMAP)",
+    )
+    serve.add_argument(
         "--poll", dest="poll_seconds", type=float, help="seconds between database polls (default 2)"
     )
     serve.add_argument(
@@ -153,6 +159,7 @@ def settings_from(args: argparse.Namespace) -> Settings:
         "from_rate_limit_per_hour",
         "max_connections",
         "workers",
+        "imap",
     )
     return load_settings(
         {n: getattr(args, n, None) for n in names}, config_file=getattr(args, "config", None)
@@ -190,6 +197,9 @@ def _serve(settings: Settings) -> int:
     server = Server(session_factory(engine), settings, parent=int(parent) if parent else None)
     try:
         asyncio.run(server.run())
+    except ConfigError as error:  # found only at the start (e.g. the mailbox URL): one line
+        print(f"pbmserv: {error}", file=sys.stderr)
+        return EX_CONFIG
     except OSError as error:
         if error.errno not in (errno.EADDRINUSE, errno.EACCES, errno.EADDRNOTAVAIL):
             raise

@@ -13,6 +13,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
+from pbmserv.mail.imap import MailboxReader, read_mailbox
 from pbmserv.mail.pictures import letters_can_be_drawn
 from pbmserv.mail.processor import maintain, process_batch
 from pbmserv.mail.smtp import InboxHandler, start_listener
@@ -134,9 +135,16 @@ class Server:
         handler = InboxHandler(
             self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
         )
-        listener = await start_listener(handler, self.settings, share_port=self.parent is not None)
-        self.port = listener.port
-        log.info("listening on %s:%s", self.settings.listen_host, self.port)
+        listener, mailbox = None, None
+        if self.settings.imap:  # a hosted mailbox instead of a listener (mail/imap.py)
+            mailbox = MailboxReader(
+                self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
+            )
+        else:
+            share_port = self.parent is not None
+            listener = await start_listener(handler, self.settings, share_port=share_port)
+            self.port = listener.port
+            log.info("listening on %s:%s", self.settings.listen_host, self.port)
         if self.settings.board_pictures and not letters_can_be_drawn():
             log.warning(
                 "no font to draw board pictures' letters with: install one (Debian: "
@@ -154,10 +162,12 @@ class Server:
             asyncio.create_task(self._maintain_loop()),
             asyncio.create_task(self._retention_loop()),
             asyncio.create_task(self._watch_parent()),
+            *([asyncio.create_task(read_mailbox(mailbox, self._stopping))] if mailbox else []),
         ]
         try:
             await self._stopping.wait()
         finally:
-            await listener.close()
+            if listener is not None:
+                await listener.close()
             await asyncio.gather(*tasks, return_exceptions=True)
             log.info("stopped")

@@ -190,9 +190,7 @@ def test_the_limit_marks_the_address_and_the_opponents_are_told_once(players: Cl
     notices = outcomes[-1].notices
     assert sorted(n.to for n in notices) == ["alice@example.org", "carol@example.org"]
     to_alice = next(n for n in notices if n.to == "alice@example.org")
-    assert to_alice.data["boards"] == [
-        {"game": "chameleon", "board": 1, "players": ["Bob"]}
-    ]
+    assert to_alice.data["boards"] == [{"game": "chameleon", "board": 1, "players": ["Bob"]}]
     assert notice_subject(to_alice) == "pbmserv: Bob cannot be reached by mail"
     text = render_notice(to_alice, "pbmserv@localhost")
     assert "Hello alice," in text and "Our mail to Bob cannot be delivered" in text

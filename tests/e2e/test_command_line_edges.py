@@ -141,3 +141,31 @@ def test_output_into_a_reader_that_left_is_no_error(tmp_path: Path) -> None:
     error = process.stderr.read()
     assert process.wait(timeout=60) == 0
     assert error == b""
+
+
+@pytest.mark.parametrize(
+    ("url", "password", "said"),
+    [
+        ("imaps://imap.example.net/INBOX", "pw", "name the user"),
+        ("imaps://games@example.net@imap.example.net/INBOX", "", "imap_password"),
+    ],
+)
+def test_a_mailbox_that_cannot_be_read_stops_serve_with_one_line(
+    tmp_path: Path, db_url: str, url: str, password: str, said: str
+) -> None:
+    """Exit 78, which the unit does not restart in a loop, and no traceback."""
+    config = write_config(tmp_path, db_url)
+    env = {**bare_environment(tmp_path), "PBMSERV_IMAP_PASSWORD": password}
+    run_pbmserv(["db", "upgrade", "--config", str(config)], env)
+    served = run_pbmserv(["serve", "--config", str(config), "--imap", url], env)
+    assert served.returncode == 78, served.stderr
+    lines = served.stderr.decode().splitlines()
+    assert len(lines) == 1 and said in lines[0] and "Traceback" not in lines[0], lines
+
+
+def test_a_mailbox_is_read_by_one_worker(tmp_path: Path) -> None:
+    config = write_config(tmp_path, "sqlite:///x.db")
+    env = {**bare_environment(tmp_path), "PBMSERV_IMAP_PASSWORD": "pw"}
+    args = ["--imap", "imaps://games@example.net@imap.example.net/INBOX", "--workers", "2"]
+    served = run_pbmserv(["serve", "--config", str(config), *args], env)
+    assert served.returncode == 78 and b"one worker" in served.stderr

@@ -32,6 +32,12 @@ from pbmserv.mail.imap import MailboxReader
 from pbmserv.mail.inbox import Stored, store_message
 from pbmserv.mail.worker import Server
 from tests.e2e.dovecot import DOVEADM, DOVECOT, FOLDER, PASSWORD, Dovecot, play_stream
+from tests.reliability.test_relay_tls import (
+    RELAY_NAME,
+    TLSRecordingHandler,
+    TLSRelay,
+    server_context,
+)
 from tests.support import Sink, make_mail
 
 DONE = imap.DONE_FOLDER
@@ -193,6 +199,32 @@ def test_players_mail_a_hosted_mailbox_and_get_their_answers(
     # Answered and moved aside; the envelope sender is the provider's Return-Path.
     assert uids(dovecot, FOLDER) == [] and len(uids(dovecot, DONE)) == 3
     assert inbox(engine) == [(ALICE, "done"), (None, "done"), (ALICE, "done")]
+
+
+@pytest.mark.db
+def test_answers_leave_by_the_providers_submission_port_with_tls_and_auth(
+    dovecot: Dovecot, ca: trustme.CA, settings: Settings, monkeypatch
+) -> None:
+    """No MTA at all: mail in by IMAP, answers out through port-465-style implicit TLS with
+    SMTP AUTH, both certificates from the provider's (here the test's) CA."""
+    monkeypatch.setenv("SSL_CERT_FILE", str(dovecot.ca_file))
+    handler = TLSRecordingHandler()
+    with TLSRelay(handler, implicit=server_context(ca), auth=True) as submission:
+        hosted = replace(
+            mailbox_settings(settings, dovecot.url(tls=True)),
+            relay=submission.address,
+            relay_tls="tls",
+            relay_tls_server_name=RELAY_NAME,
+            relay_ca_file=dovecot.ca_file,
+            relay_username="games@example.net",
+            relay_password="relay-secret-1",
+        )
+        with serving(hosted):
+            deliver(dovecot, ALICE, "signup alice secret1")
+            [welcome] = submission.wait_count(1)
+    assert welcome.to == ALICE and "Welcome, alice" in welcome.body
+    assert handler.over_tls == [True]
+    assert handler.logins == [(b"games@example.net", b"relay-secret-1")]
 
 
 @pytest.mark.db

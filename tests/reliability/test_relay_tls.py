@@ -74,7 +74,8 @@ class TLSRelay(Relay):
         self.handler = handler
         options: dict[str, object] = {}
         if auth:
-            options.update(authenticator=handler.authenticate, auth_require_tls=True)
+            # aiosmtpd counts only STARTTLS as TLS; a port-465 session is TLS from the start.
+            options.update(authenticator=handler.authenticate, auth_require_tls=implicit is None)
         self.controller = Controller(
             handler,
             hostname="127.0.0.1",

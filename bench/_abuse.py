@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from email.utils import formatdate
 from pathlib import Path
 
-from bench._mailload import (
+from bench._rig import (
     SERVER_ADDRESS,
     Outgoing,
     RecordingRelay,
@@ -420,7 +420,9 @@ def run_abuse(db_url: str | None, workdir: Path, quick: bool, keep: bool) -> Abu
         db.upgrade()
         port = free_port()
         env = {"PBMSERV_CONFIRM_ADDRESSES": "true", "PBMSERV_TRUSTED_AUTHSERV_IDS": MX}
-        server = ServerProcess(db.url, port, relay.address, folder, extra_env=env)
+        server = ServerProcess(
+            db.url, relay.address, folder, port=port, env=env, poll_seconds=0.5, rate_limit=0
+        )
         server.start()
         abuse = Abuse(port, relay, db)
         users = [f"u{n:02d}" for n in range(20)]

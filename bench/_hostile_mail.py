@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from bench._mailload import SERVER_ADDRESS, Outgoing
+from bench._rig import SERVER_ADDRESS, Outgoing
 
 PASSWORD_TOKEN: Final = r"Pw\d{5}Zq"
 CRLF: Final = b"\r\n"

@@ -46,7 +46,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._mailload import (  # noqa: E402
+from bench._rig import (  # noqa: E402
     SERVER_ADDRESS,
     Outgoing,
     RecordingRelay,
@@ -488,10 +488,10 @@ def run(args: argparse.Namespace, workdir: Path) -> tuple[Ledger, Check, Killer,
     port = free_port()
     env = {
         "PBMSERV_DELIVERY_LEASE_SECONDS": str(args.lease),
-        # The bench's players never answer a confirmation mail: their addresses are trusted.
-        "PBMSERV_CONFIRM_ADDRESSES": "false",
     }
-    server = ServerProcess(db.url, port, relay.address, workdir, extra_env=env, poll_seconds=0.5)
+    server = ServerProcess(
+        db.url, relay.address, workdir, port=port, env=env, poll_seconds=0.5, rate_limit=0
+    )
     try:
         db.upgrade()
         server.start()

@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._abuse import MX, AbuseFigures, abuse_details, abuse_rows, run_abuse  # noqa: E402
 from bench._hostile_mail import KINDS, PASSWORD_TOKEN, Case, build_case  # noqa: E402
-from bench._mailload import (  # noqa: E402
+from bench._rig import (  # noqa: E402
     SERVER_ADDRESS,
     RecordingRelay,
     Relayed,
@@ -482,9 +482,11 @@ def run(args: argparse.Namespace, workdir: Path) -> Figures:
         else:
             db.upgrade()
             port = free_port()
-            # This phase tests parsing, and its good senders are strangers: a private server.
-            private = {"PBMSERV_CONFIRM_ADDRESSES": "false"}
-            server = ServerProcess(db.url, port, relay.address, workdir, extra_env=private)
+            # This phase tests parsing, and its good senders are strangers: a private server
+            # (BENCH_ENV).
+            server = ServerProcess(
+                db.url, relay.address, workdir, port=port, poll_seconds=0.5, rate_limit=0
+            )
             server.start()
         since = int(db.scalar("SELECT coalesce(max(id), 0) FROM inbox") or 0)
         watchdog = Watchdog(server, args.server_pid).start()

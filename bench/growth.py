@@ -39,14 +39,17 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _load import (  # noqa: E402
+from sqlalchemy import Engine, event, text  # noqa: E402
+
+from bench._rig import (  # noqa: E402
     DEFAULT_PG,
     GAME,
     BenchGame,
     LoadResult,
     Player,
+    announce,
     load_average,
     mail_bytes,
     make_players,
@@ -57,8 +60,6 @@ from _load import (  # noqa: E402
     run_load,
     set_up_by_mail,
 )
-from sqlalchemy import Engine, event, text  # noqa: E402
-
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.passwords import hash_password  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
@@ -497,11 +498,10 @@ def report(results: list[Measured], args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     started = time.monotonic()
-    print(
+    announce(
         f"pbmserv growth: {args.moves} moves on {args.live_games} live boards, "
         f"{args.small_games:,} vs {args.games:,} stored games (half finished) and "
         f"0 vs {args.rows:,} old inbox and outbox rows; load average {load_average()} at the start",
-        flush=True,
     )
     results = []
     for kind in ENGINES:

@@ -16,27 +16,20 @@ from __future__ import annotations
 
 import argparse
 import random
-import shutil
 import statistics
 import sys
-import tempfile
 import time
-import uuid
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from urllib.parse import quote
 
-try:
-    import pbmserv  # noqa: F401
-except ImportError:  # run from a checkout without installing the package
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from sqlalchemy import Engine, event, func, insert, select, text
+from sqlalchemy import Engine, event, func, insert, select, text  # noqa: E402
 
+from bench._rig import scratch_database, workdir_for  # noqa: E402
 from pbmserv.config import Settings
 from pbmserv.core.passwords import hash_password
 from pbmserv.db.engine import make_engine, session_factory
-from pbmserv.db.migrate import upgrade
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User
 from pbmserv.games.chameleon import GAME
 from pbmserv.mail.processor import MAINTENANCE_CHUNK, maintain
@@ -137,7 +130,6 @@ def old_pass_seconds(engine: Engine) -> tuple[float, int]:
 
 def run(url: str, reminded: int, due: int, old: bool) -> None:
     engine = make_engine(url)
-    upgrade(engine)
     print(f"{engine.dialect.name}: {reminded} boards already reminded, {due} due")
     print(f"  filled in {fill(engine, reminded, due):.1f} s")
     factory = session_factory(engine)
@@ -192,29 +184,8 @@ def main() -> None:
     parser.add_argument("--due", type=int, default=1_000, help="boards due for a reminder")
     parser.add_argument("--no-old", action="store_true", help="skip the old pass")
     args = parser.parse_args()
-    if args.db:
-        schema = f"bench_maint_{uuid.uuid4().hex[:8]}"
-        admin = make_engine(args.db)
-        with admin.begin() as conn:
-            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-        joiner = "&" if "?" in args.db else "?"
-        try:
-            run(
-                f"{args.db}{joiner}options={quote(f'-csearch_path={schema}')}",
-                args.boards,
-                args.due,
-                not args.no_old,
-            )
-        finally:
-            with admin.begin() as conn:
-                conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-            admin.dispose()
-        return
-    directory = tempfile.mkdtemp(prefix="pbmserv-maint-bench-")
-    try:
-        run(f"sqlite:///{directory}/bench.db", args.boards, args.due, not args.no_old)
-    finally:
-        shutil.rmtree(directory)
+    with workdir_for("pbmserv-maint-bench-") as workdir, scratch_database(args.db, workdir) as db:
+        run(db.url, args.boards, args.due, not args.no_old)
 
 
 if __name__ == "__main__":

@@ -19,18 +19,17 @@ from pathlib import Path
 
 from sqlalchemy import event, select, text
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _load import (  # noqa: E402
+from bench._rig import (  # noqa: E402
     GAME,
     BenchGame,
-    database,
     mail_bytes,
     make_players,
     pairings,
-    work_directory,
+    scratch_database,
+    workdir_for,
 )
-
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.models import GameRow, Seat, User  # noqa: E402
@@ -50,10 +49,11 @@ def main() -> None:
         "--batch", type=int, default=BATCH, help=f"messages a transaction (default {BATCH})"
     )
     args = parser.parse_args()
-    with work_directory("pbmprocess-") as workdir:
-        kind = "postgres" if args.pg else "sqlite"
-        with database(kind, args.pg or "", workdir, "process") as url:
-            measure(args, url, workdir)
+    with (
+        workdir_for("pbmprocess-") as workdir,
+        scratch_database(args.pg, workdir, "process") as db,
+    ):
+        measure(args, db.url, workdir)
 
 
 def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:

@@ -46,15 +46,16 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from _load import (  # noqa: E402
+from bench._rig import (  # noqa: E402
     DEFAULT_PG,
     GAME,
     BenchGame,
     LoadResult,
     Player,
     SinkProcess,
+    announce,
     load_average,
     make_players,
     pairings,
@@ -190,7 +191,7 @@ def sink_row(name: str, args: argparse.Namespace) -> Row:
         # smtp-sink [options] host:port backlog
         command = lambda port: [binary, *as_root, f"127.0.0.1:{port}", "256"]  # noqa: E731
     else:
-        here = Path(__file__).resolve().parent / "_load.py"
+        here = Path(__file__).resolve().parent / "_rig.py"
         command = lambda port: [sys.executable, str(here), "aiosmtpd-sink", str(port)]  # noqa: E731
     pairs = pairings(make_players(player_count(args.moves, args.games)), args.games)
     games = local_games(pairs, args.size)
@@ -343,12 +344,11 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     started = time.monotonic()
-    print(
+    announce(
         f"pbmserv throughput: {args.moves} moves per row, {args.games} concurrent Chameleon "
         f"{args.size}x{args.size} games, {args.threads} client threads, "
         f"{player_count(args.moves, args.games)} players; "
         f"{os.cpu_count()} CPUs, load average {load_average()} at the start",
-        flush=True,
     )
     rows: list[Row] = []
     for name in ROWS[:-1]:

@@ -1,13 +1,22 @@
-"""Shared parts of the end-to-end benchmarks (throughput.py, growth.py): a relay that notes
-when each mail arrives, `pbmserv serve` as a child process, a private PostgreSQL schema, set-up
-by mail, and the move load itself.
+"""The rig every end-to-end bench runs on: a recording relay sink, a scratch database (a SQLite
+file or a private PostgreSQL schema), `pbmserv serve` as a child process with the bench
+environment, an SMTP client that reports status codes, and the Chameleon move load of
+throughput.py and growth.py.
+
+The server's environment is ``BENCH_ENV`` (a private server: no address confirmation, no
+idle-board maintenance, quick delivery retries, text logs), then every ``PBMSERV_*`` variable
+the caller set in the shell (``PBMSERV_BOARD_PICTURES=false python bench/throughput.py`` runs a
+pictures-off row; only ``PBMSERV_CONFIG`` is left out, so that no operator's file is read),
+then what the bench itself asks for.
 
 The load: smtplib in N threads sends legal Chameleon moves, each with its password, across many
 concurrent games; a game's next move is sent only once the previous move's reply and both board
-mails have reached the relay, so the load is many games in parallel. Every wait is bounded:
-a run that cannot finish in time returns what it has and says so in its notes.
+mails have reached the relay, so the load is many games in parallel.
 
-Run ``python bench/_load.py aiosmtpd-sink PORT`` to get a bare aiosmtpd ``Sink`` relay on
+Everything talks to 127.0.0.1 only, and every wait is bounded: a run that cannot finish in time
+returns what it has and says so in its notes.
+
+Run ``python bench/_rig.py aiosmtpd-sink PORT`` to get a bare aiosmtpd ``Sink`` relay on
 127.0.0.1 (throughput.py starts it so); it stops by itself after an hour at most.
 """
 
@@ -15,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import email.policy
 import os
 import queue
 import random
@@ -25,39 +35,65 @@ import smtplib
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from email.message import Message
+from email.message import EmailMessage, Message
 from email.parser import BytesHeaderParser
 from email.policy import compat32
 from email.utils import formatdate
 from pathlib import Path
 from urllib.parse import quote
 
-from aiosmtpd.controller import Controller
-from sqlalchemy import Engine, select, text
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
 
-from pbmserv.db.engine import make_engine
-from pbmserv.db.migrate import upgrade
-from pbmserv.db.models import GameRow, Seat, User
-from pbmserv.games import find_game
-from pbmserv.games.base import move_rng
+from aiosmtpd.controller import Controller  # noqa: E402
+from aiosmtpd.smtp import SMTP, Envelope  # noqa: E402
+from aiosmtpd.smtp import Session as SMTPSession  # noqa: E402
+from sqlalchemy import Engine, create_engine, select, text  # noqa: E402
+
+from pbmserv.db.engine import make_engine  # noqa: E402
+from pbmserv.db.models import GameRow, Seat, User  # noqa: E402
+from pbmserv.games import find_game  # noqa: E402
+from pbmserv.games.base import move_rng  # noqa: E402
 
 DEFAULT_PG = "postgresql+psycopg://postgres@127.0.0.1:5432/test"
-SERVER_ADDRESS = "pbmserv@localhost"
+SERVER_ADDRESS = "pbmserv@test.example"
+# Settings for a bench server: no idle-board maintenance; a refused delivery is retried within
+# seconds, not half a minute, so that "wait until everything is delivered" stays short.
+BENCH_ENV = {
+    "PBMSERV_MAINTENANCE_INTERVAL_SECONDS": "0",
+    "PBMSERV_RETRY_BASE_SECONDS": "1",
+    "PBMSERV_RETRY_MAX_SECONDS": "5",
+    "PBMSERV_LOG_FORMAT": "text",
+    # A private server: the benches' players are strangers (the abuse phase turns it on).
+    "PBMSERV_CONFIRM_ADDRESSES": "false",
+}
 GAME = find_game("chameleon")
 assert GAME is not None
 
 _BOARD_SUBJECT = re.compile(rb"^\s*(\w+) board (\d+):")
 
 
+# --- small helpers ------------------------------------------------------------------------
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
+
+
+def parse_host_port(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if host not in ("127.0.0.1", "localhost", "") or not port.isdigit():
+        raise ValueError(f"{text!r}: give 127.0.0.1:PORT (the benches only talk to 127.0.0.1)")
+    return "127.0.0.1", int(port)
 
 
 def wait_listening(port: int, timeout: float, alive: Callable[[], bool] = lambda: True) -> bool:
@@ -68,6 +104,26 @@ def wait_listening(port: int, timeout: float, alive: Callable[[], bool] = lambda
             return True
         time.sleep(0.05)
     return False
+
+
+def wait_until(condition: Callable[[], bool], deadline: float, step: float = 0.05) -> bool:
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(step)
+    return condition()
+
+
+def start_threads(
+    target: Callable[[int], None], count: int, deadline: float
+) -> list[threading.Thread]:
+    """Run ``target(0..count-1)`` in daemon threads; wait for them until ``deadline``."""
+    workers = [threading.Thread(target=target, args=(n,), daemon=True) for n in range(count)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(max(0.1, deadline - time.monotonic()))
+    return workers
 
 
 def percentile(values: Sequence[float], fraction: float) -> float:
@@ -122,123 +178,112 @@ def load_average() -> str:
         return "?"
 
 
-# --- the relay the server delivers to -----------------------------------------------------
+def vm_hwm_kb(pid: int) -> int:
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1])
+    return 0
 
 
-class _NotingHandler:
-    def __init__(self, on_mail: Callable[[float, Message, bytes], None]) -> None:
+def count_tracebacks(log_path: Path | None) -> int:
+    if log_path is None or not log_path.exists():
+        return 0
+    return log_path.read_bytes().count(b"Traceback (most recent call last)")
+
+
+@contextlib.contextmanager
+def workdir_for(prefix: str, keep: bool = False) -> Iterator[Path]:
+    """A temporary folder for the run (under $TMPDIR), removed at the end unless ``keep``."""
+    path = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield path
+    finally:
+        if keep:
+            print(f"(work folder kept: {path})")
+        else:
+            shutil.rmtree(path, ignore_errors=True)
+
+
+# --- the relay sink -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Relayed:
+    """One message the server handed to the relay, byte for byte; ``at``: time.monotonic()."""
+
+    mail_from: str
+    rcpt_tos: tuple[str, ...]
+    raw: bytes
+    at: float
+
+
+class _RecordingHandler:
+    def __init__(self, keep: bool, on_mail: Callable[[Relayed], None] | None) -> None:
+        self.keep = keep
         self.on_mail = on_mail
-        self.parser = BytesHeaderParser(policy=compat32)
+        self.messages: list[Relayed] = []
+        self.count = 0
+        self.lock = threading.Lock()
 
-    async def handle_DATA(self, server, session, envelope) -> str:  # type: ignore[no-untyped-def]
-        arrived = time.monotonic()
+    async def handle_DATA(self, server: SMTP, session: SMTPSession, envelope: Envelope) -> str:
         raw = envelope.original_content or b""
-        self.on_mail(arrived, self.parser.parsebytes(raw), raw)
+        item = Relayed(
+            str(envelope.mail_from), tuple(envelope.rcpt_tos), bytes(raw), time.monotonic()
+        )
+        with self.lock:
+            self.count += 1
+            if self.keep:
+                self.messages.append(item)
+        if self.on_mail is not None:
+            self.on_mail(item)
         return "250 OK"
 
 
-class NotingSink:
-    """An aiosmtpd relay on 127.0.0.1 that hands every mail's headers and arrival time on."""
+class RecordingRelay:
+    """An SMTP relay on 127.0.0.1 that accepts everything. It keeps each message's raw bytes
+    (unless ``keep`` is false: a long load would hold them all) and hands each to ``on_mail``
+    as it arrives. It speaks SMTPUTF8, as a modern relay such as Postfix does."""
 
-    def __init__(self, on_mail: Callable[[float, Message, bytes], None]) -> None:
+    def __init__(
+        self,
+        port: int = 0,
+        keep: bool = True,
+        on_mail: Callable[[Relayed], None] | None = None,
+    ) -> None:
+        self.handler = _RecordingHandler(keep, on_mail)
         self.controller = Controller(
-            _NotingHandler(on_mail), hostname="127.0.0.1", port=free_port()
+            self.handler,
+            hostname="127.0.0.1",
+            port=port or free_port(),
+            enable_SMTPUTF8=True,
+            data_size_limit=64 * 1024 * 1024,
         )
 
-    def __enter__(self) -> NotingSink:
+    def start(self) -> RecordingRelay:
         self.controller.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         self.controller.stop()
+
+    def __enter__(self) -> RecordingRelay:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
     @property
     def address(self) -> str:
         return f"127.0.0.1:{self.controller.port}"
 
+    def messages(self) -> list[Relayed]:
+        with self.handler.lock:
+            return list(self.handler.messages)
 
-# --- the server under test -----------------------------------------------------------------
-
-
-def pbmserv_command() -> list[str]:
-    """`pbmserv` from the same environment as this Python."""
-    script = Path(sys.executable).with_name("pbmserv")
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pbmserv"]
-
-
-class ServerProcess:
-    """`pbmserv serve` in a child process on 127.0.0.1, relaying to ``relay``; its log goes
-    to a file in ``workdir``."""
-
-    def __init__(
-        self,
-        db_url: str,
-        relay: str,
-        workdir: Path,
-        name: str,
-        env: dict[str, str] | None = None,
-        extra_args: Sequence[str] = (),
-    ) -> None:
-        self.db_url, self.relay, self.workdir, self.name = db_url, relay, workdir, name
-        self.env = env or {}
-        self.extra_args = list(extra_args)
-        self.port = free_port()
-        self.log_path = workdir / f"{name}.log"
-        self.process: subprocess.Popen[bytes] | None = None
-
-    def start(self, timeout: float = 60.0) -> ServerProcess:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PBMSERV_")}
-        # A private server: the benches' players are strangers to it.
-        env["PBMSERV_CONFIRM_ADDRESSES"] = "false"
-        env.update(self.env)
-        command = [
-            *pbmserv_command(),
-            "serve",
-            "--db",
-            self.db_url,
-            "--listen",
-            f"127.0.0.1:{self.port}",
-            "--relay",
-            self.relay,
-            "--spool",
-            str(self.workdir / f"{self.name}-spool"),
-            "--address",
-            SERVER_ADDRESS,
-            *self.extra_args,
-        ]
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                command, stdout=log, stderr=subprocess.STDOUT, cwd=self.workdir, env=env
-            )
-        if not wait_listening(self.port, timeout, lambda: self.process.poll() is None):
-            self.stop()
-            raise RuntimeError(f"{self.name} did not start; log:\n{self.log_tail()}")
-        return self
-
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def cpu_seconds(self) -> float:
-        """Its CPU time and its children's (the workers of `serve --workers N`)."""
-        return sum(cpu_seconds(pid) for pid in [self.pid, *child_pids(self.pid)])
-
-    def log_tail(self, lines: int = 15) -> str:
-        try:
-            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return "(no log)"
-
-    def stop(self, timeout: float = 20.0) -> None:
-        if self.process is None or self.process.poll() is not None:
-            return
-        self.process.send_signal(signal.SIGTERM)
-        try:
-            self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait(10)
+    def count(self) -> int:
+        with self.handler.lock:
+            return self.handler.count
 
 
 class SinkProcess:
@@ -273,64 +318,388 @@ class SinkProcess:
                 self.process.wait(10)
 
 
-# --- databases -------------------------------------------------------------------------------
+# --- the database -------------------------------------------------------------------------
 
 
-def schema_url(base: str, schema: str) -> str:
-    """``base`` with every connection's search_path set to ``schema`` (as tests/conftest.py)."""
-    joiner = "&" if "?" in base else "?"
-    return f"{base}{joiner}options={quote(f'-csearch_path={schema}')}"
+def pbmserv_command() -> list[str]:
+    """`pbmserv` from the same environment as this Python."""
+    script = Path(sys.executable).with_name("pbmserv")
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pbmserv"]
 
 
-@contextlib.contextmanager
-def postgres_schema(base: str, label: str) -> Iterator[str]:
-    """A private, migrated schema in the PostgreSQL at ``base``; dropped afterwards."""
-    schema = f"pbmbench_{label}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
-    admin = make_engine(base)
-    with admin.begin() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        url = schema_url(base, schema)
-        engine = make_engine(url)
-        upgrade(engine)
-        engine.dispose()
-        yield url
-    finally:
+@dataclass
+class ScratchDatabase:
+    """A fresh database for one bench run.
+
+    SQLite: a file ``LABEL.db`` in the work folder (or the file of a given ``sqlite:`` URL).
+    PostgreSQL: a private schema created in the given database and dropped afterwards, so that
+    the tables of that database are never touched.
+    """
+
+    url: str
+    schema: str | None = None
+    admin_url: str | None = None
+    _engine: Engine | None = field(default=None, repr=False)
+
+    @classmethod
+    def create(cls, given: str | None, workdir: Path, label: str = "bench") -> ScratchDatabase:
+        if not given:
+            return cls(url=f"sqlite:///{workdir / f'{label}.db'}")
+        if given.startswith("sqlite"):
+            return cls(url=given)
+        schema = f"pbmbench_{label}_{os.getpid()}_{uuid.uuid4().hex[:6]}"
+        admin = create_engine(given)
         with admin.begin() as conn:
-            conn.execute(text("SET lock_timeout = '30s'"))
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+            conn.execute(text(f'CREATE SCHEMA "{schema}"'))
         admin.dispose()
+        # Every connection's search_path set to the schema (as tests/conftest.py does).
+        joiner = "&" if "?" in given else "?"
+        url = f"{given}{joiner}options={quote(f'-csearch_path={schema}')}"
+        return cls(url=url, schema=schema, admin_url=given)
+
+    @property
+    def kind(self) -> str:
+        return "SQLite" if self.url.startswith("sqlite") else "PostgreSQL"
+
+    def upgrade(self) -> None:
+        """Run `pbmserv db upgrade`, as an operator would."""
+        result = subprocess.run(
+            [*pbmserv_command(), "db", "upgrade", "--db", self.url],
+            capture_output=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"pbmserv db upgrade failed: {result.stderr.decode()[-2000:]}")
+
+    @property
+    def engine(self) -> Engine:
+        """An engine for the bench's own reads (plain BEGIN: it takes no SQLite write lock)."""
+        if self._engine is None:
+            args = {"connect_args": {"timeout": 30}} if self.url.startswith("sqlite") else {}
+            self._engine = create_engine(self.url, **args)
+        return self._engine
+
+    def scalar(self, sql: str, **params: object) -> object:
+        with self.engine.connect() as conn:
+            return conn.execute(text(sql), params).scalar()
+
+    def rows(self, sql: str, **params: object) -> list[tuple]:
+        with self.engine.connect() as conn:
+            return [tuple(row) for row in conn.execute(text(sql), params)]
+
+    def status_counts(self, table: str) -> dict[str, int]:
+        """``{status: count}`` of the inbox or the outbox."""
+        assert table in ("inbox", "outbox")
+        return {
+            str(status): int(count)
+            for status, count in self.rows(f"SELECT status, count(*) FROM {table} GROUP BY status")
+        }
+
+    def drop(self) -> None:
+        if self._engine is not None:
+            self._engine.dispose()
+        if self.schema and self.admin_url:
+            admin = create_engine(self.admin_url)
+            with admin.begin() as conn:
+                conn.execute(text("SET lock_timeout = '30s'"))
+                conn.execute(text(f'DROP SCHEMA "{self.schema}" CASCADE'))
+            admin.dispose()
 
 
 @contextlib.contextmanager
-def sqlite_database(workdir: Path, name: str) -> Iterator[str]:
-    """A migrated SQLite file in ``workdir``."""
-    url = f"sqlite:///{workdir / f'{name}.db'}"
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    yield url
-
-
-@contextlib.contextmanager
-def database(kind: str, pg: str, workdir: Path, label: str) -> Iterator[str]:
-    """A migrated database: a SQLite file in ``workdir``, or a schema in PostgreSQL ``pg``."""
-    if kind == "sqlite":
-        with sqlite_database(workdir, label) as url:
-            yield url
-    else:
-        with postgres_schema(pg, label) as url:
-            yield url
-
-
-@contextlib.contextmanager
-def work_directory(prefix: str) -> Iterator[Path]:
-    path = Path(os.environ.get("TMPDIR", "/tmp")) / f"{prefix}{os.getpid()}-{uuid.uuid4().hex[:6]}"
-    path.mkdir(parents=True)
+def scratch_database(
+    given: str | None, workdir: Path, label: str = "bench"
+) -> Iterator[ScratchDatabase]:
+    """A migrated ScratchDatabase (see there for ``given``), dropped afterwards."""
+    db = ScratchDatabase.create(given, workdir, label)
     try:
-        yield path
+        db.upgrade()
+        yield db
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        db.drop()
+
+
+@dataclass(frozen=True)
+class Settled:
+    """How waiting for the server to finish its work ended."""
+
+    settled: bool
+    inbox_pending: int
+    outbox_pending: int
+    waited: float
+    reason: str
+
+
+def wait_settled(
+    db: ScratchDatabase,
+    timeout: float,
+    stall: float,
+    extra_done: Callable[[], bool] = lambda: True,
+    on_tick: Callable[[], None] = lambda: None,
+) -> Settled:
+    """Wait until no inbox row and no outbox row is pending (and ``extra_done()``).
+
+    Gives up after ``timeout`` seconds, or after ``stall`` seconds in which the pending counts
+    did not change: a server that stopped processing is reported, not waited for.
+    """
+    start = last_change = time.monotonic()
+    last: tuple[int, int] | None = None
+    while True:
+        on_tick()
+        inbox = db.status_counts("inbox").get("pending", 0)
+        outbox = db.status_counts("outbox").get("pending", 0)
+        now = time.monotonic()
+        if inbox == 0 and outbox == 0 and extra_done():
+            return Settled(True, 0, 0, now - start, "settled")
+        if (inbox, outbox) != last:
+            last, last_change = (inbox, outbox), now
+        if now - start > timeout:
+            return Settled(False, inbox, outbox, now - start, f"timeout after {timeout:.0f} s")
+        if now - last_change > stall:
+            return Settled(False, inbox, outbox, now - start, f"no progress for {stall:.0f} s")
+        time.sleep(0.25)
+
+
+# --- the server process -------------------------------------------------------------------
+
+
+def server_env(extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The environment of a bench server: this process's, ``BENCH_ENV`` over it, then again
+    every ``PBMSERV_*`` variable the caller set (they win over the bench defaults), then
+    ``extra`` (what the bench itself asks for). ``PBMSERV_CONFIG`` is never passed on."""
+    caller = {k: v for k, v in os.environ.items() if k.startswith("PBMSERV_")}
+    env = {**os.environ, **BENCH_ENV, **caller, **(extra or {})}
+    env.pop("PBMSERV_CONFIG", None)
+    return env
+
+
+def announce(headline: str) -> None:
+    """Print a bench's first line, then the ``PBMSERV_*`` variables of the caller that reach
+    its servers (if any), so that the figures say what they were measured with."""
+    print(headline, flush=True)
+    names = sorted(k for k in os.environ if k.startswith("PBMSERV_") and k != "PBMSERV_CONFIG")
+    if names:
+        settings = " ".join(f"{k}={os.environ[k]}" for k in names)
+        print(f"servers run with {settings} (from the environment)", flush=True)
+
+
+class ServerProcess:
+    """`pbmserv serve` as a real child process on 127.0.0.1, relaying to ``relay``, with the
+    bench environment (``server_env(env)``); its log is ``workdir/NAME.log``. ``port``: a free
+    one unless given. ``poll_seconds``, ``rate_limit``: the server's defaults unless given."""
+
+    def __init__(
+        self,
+        db_url: str,
+        relay: str,
+        workdir: Path,
+        name: str = "server",
+        *,
+        port: int | None = None,
+        env: dict[str, str] | None = None,
+        extra_args: Sequence[str] = (),
+        poll_seconds: float | None = None,
+        rate_limit: int | None = None,
+    ) -> None:
+        self.name = name
+        self.port = port or free_port()
+        self.log_path = workdir / f"{name}.log"
+        self.workdir = workdir
+        options = []
+        if poll_seconds is not None:
+            options += ["--poll", str(poll_seconds)]
+        if rate_limit is not None:
+            options += ["--rate-limit", str(rate_limit)]
+        self.args = [
+            *pbmserv_command(),
+            "serve",
+            "--db",
+            db_url,
+            "--listen",
+            f"127.0.0.1:{self.port}",
+            "--relay",
+            relay,
+            "--address",
+            SERVER_ADDRESS,
+            "--spool",
+            str(workdir / f"{name}-spool"),
+            *options,
+            *extra_args,
+        ]
+        self.env = server_env(env)
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.starts = 0
+        self.peak_kb = 0  # the largest VmHWM seen over all the processes started
+
+    def start(self, timeout: float = 60.0) -> ServerProcess:
+        with open(self.log_path, "ab") as log:
+            self.proc = subprocess.Popen(
+                self.args,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                cwd=self.workdir,
+                start_new_session=True,
+            )
+        self.starts += 1
+        if not wait_listening(self.port, timeout, self.alive):
+            exited = not self.alive()
+            self.kill()
+            said = "exited at start" if exited else f"did not listen within {timeout:.0f} s"
+            raise RuntimeError(f"{self.name}: pbmserv serve {said}; log:\n{self.log_tail()}")
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.proc is not None
+        return self.proc.pid
+
+    def alive(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def cpu_seconds(self) -> float:
+        """Its CPU time and its children's (the workers of `serve --workers N`)."""
+        return sum(cpu_seconds(pid) for pid in [self.pid, *child_pids(self.pid)])
+
+    def sample_memory(self) -> int:
+        """Read VmHWM (peak resident memory, kB) of the running process; keep the largest."""
+        if self.alive():
+            self.peak_kb = max(self.peak_kb, vm_hwm_kb(self.pid))
+        return self.peak_kb
+
+    def log_tail(self, lines: int = 15) -> str:
+        try:
+            return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    def tracebacks(self) -> int:
+        return count_tracebacks(self.log_path)
+
+    def kill(self) -> None:
+        """SIGKILL: no clean-up at all, as in a power cut."""
+        if self.alive():
+            self.sample_memory()
+            os.kill(self.pid, signal.SIGKILL)
+        if self.proc is not None:
+            self.proc.wait(30)
+
+    def stop(self, timeout: float = 20.0) -> None:
+        """SIGTERM and wait (bounded); SIGKILL if it does not stop."""
+        if not self.alive():
+            return
+        self.sample_memory()
+        assert self.proc is not None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+
+
+# --- the SMTP client ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Outgoing:
+    """One message to send: its envelope and its exact bytes."""
+
+    envelope_from: str
+    raw: bytes
+    rcpt: str = SERVER_ADDRESS
+
+
+class SmtpClient:
+    """One SMTP connection to the server, reopened when it breaks; reports a code per message.
+
+    The code is the server's reply to DATA (or to MAIL/RCPT when those were refused), or a
+    negative number when the connection failed: -1 refused or reset, -2 timed out.
+    ``reconnects``: how many times a message is tried again on a new connection after the
+    connection failed (a connection the server closed while idle; 0 for the benches that count
+    every failure).
+    """
+
+    def __init__(self, port: int, timeout: float = 60.0, reconnects: int = 0) -> None:
+        self.port = port
+        self.timeout = timeout
+        self.reconnects = reconnects
+        self.client: smtplib.SMTP | None = None
+
+    def _connect(self) -> smtplib.SMTP:
+        if self.client is None:
+            client = smtplib.SMTP(timeout=self.timeout)
+            client.connect("127.0.0.1", self.port)
+            client.ehlo("bench.test")
+            self.client = client
+        return self.client
+
+    def close(self) -> None:
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                self.client.quit()
+            with contextlib.suppress(Exception):
+                self.client.close()
+            self.client = None
+
+    def send(self, message: Outgoing) -> tuple[int, str]:
+        for _ in range(self.reconnects):
+            code, reply = self._send_once(message)
+            if code >= 0:
+                return code, reply
+        return self._send_once(message)
+
+    def _send_once(self, message: Outgoing) -> tuple[int, str]:
+        try:
+            client = self._connect()
+            code, reply = client.mail(message.envelope_from)
+            if code != 250:
+                client.rset()
+                return code, reply.decode("utf-8", "replace")
+            code, reply = client.rcpt(message.rcpt)
+            if code not in (250, 251):
+                client.rset()
+                return code, reply.decode("utf-8", "replace")
+            code, reply = client.data(message.raw)
+            return code, reply.decode("utf-8", "replace")
+        except smtplib.SMTPDataError as error:
+            return error.smtp_code, str(error.smtp_error)
+        except smtplib.SMTPResponseException as error:
+            self.close()
+            return error.smtp_code, str(error.smtp_error)
+        except TimeoutError:
+            self.close()
+            return -2, "timed out"
+        except (OSError, smtplib.SMTPException) as error:
+            self.close()
+            return -1, f"{type(error).__name__}: {error}"
+
+
+# --- reading relayed mail -----------------------------------------------------------------
+
+
+def parse_relayed(raw: bytes) -> EmailMessage:
+    return email.message_from_bytes(raw, policy=email.policy.default)  # type: ignore[return-value]
+
+
+def header_text(message: Message, name: str) -> str:
+    """A header's decoded value, or "" (a header the library cannot read gives its raw text)."""
+    try:
+        value = message.get(name)
+    except Exception:
+        value = None
+        for key, raw in message.raw_items():
+            if key.lower() == name.lower():
+                value = raw
+                break
+    return "" if value is None else str(value)
+
+
+_MSGID = re.compile(r"<[^<>\s]*>")
+
+
+def message_ids(value: str) -> list[str]:
+    return _MSGID.findall(value)
 
 
 # --- players, games, moves -------------------------------------------------------------------
@@ -421,7 +790,9 @@ class Tracker:
         self.in_flight: dict[str, BenchGame] = {}
         self.queues: list[queue.Queue[BenchGame]] = []
 
-    def on_mail(self, arrived: float, headers: Message, raw: bytes) -> None:
+    def on_mail(self, item: Relayed) -> None:
+        arrived, raw = item.at, item.raw
+        headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
         subject = str(headers.get("Subject", "")).encode()
         # Board mail answers the board's previous mail (threading), so it has In-Reply-To
         # too: a reply to a player is the mail marked auto-replied.
@@ -465,46 +836,6 @@ class Tracker:
             return sum(self.replies[m][1] for m in message_ids if m in self.replies)
 
 
-# --- the SMTP client ---------------------------------------------------------------------------
-
-
-class Client:
-    """One smtplib connection to one of the servers, kept open and reopened when dropped."""
-
-    def __init__(self, port: int) -> None:
-        self.port = port
-        self.smtp: smtplib.SMTP | None = None
-
-    def send(self, sender: str, raw: bytes) -> int:
-        """Send one message; return the final SMTP code (0: the connection failed twice)."""
-        for _ in range(2):
-            try:
-                if self.smtp is None:
-                    self.smtp = smtplib.SMTP("127.0.0.1", self.port, timeout=60)
-                    self.smtp.ehlo("bench.example")
-                code, _ = self.smtp.mail(sender)
-                if code == 250:
-                    code, _ = self.smtp.rcpt(SERVER_ADDRESS)
-                if code == 250:
-                    code, _ = self.smtp.data(raw)
-                else:
-                    self.smtp.rset()
-                return code
-            except smtplib.SMTPDataError as error:
-                return error.smtp_code
-            except (OSError, smtplib.SMTPException):
-                self.close()
-        return 0
-
-    def close(self) -> None:
-        if self.smtp is not None:
-            with contextlib.suppress(OSError, smtplib.SMTPException):
-                self.smtp.quit()
-            with contextlib.suppress(OSError):
-                self.smtp.close()
-            self.smtp = None
-
-
 def send_all(
     ports: Sequence[int], messages: Sequence[tuple[str, bytes]], threads: int, deadline: float
 ) -> list[int]:
@@ -515,39 +846,19 @@ def send_all(
         work.put(i)
 
     def run(number: int) -> None:
-        client = Client(ports[number % len(ports)])
+        client = SmtpClient(ports[number % len(ports)], reconnects=1)
         try:
             while time.monotonic() < deadline:
                 try:
                     i = work.get_nowait()
                 except queue.Empty:
                     return
-                codes[i] = client.send(*messages[i])
+                codes[i] = client.send(Outgoing(*messages[i]))[0]
         finally:
             client.close()
 
     start_threads(run, threads, deadline)
     return codes
-
-
-def start_threads(
-    target: Callable[[int], None], count: int, deadline: float
-) -> list[threading.Thread]:
-    """Run ``target(0..count-1)`` in daemon threads; wait for them until ``deadline``."""
-    workers = [threading.Thread(target=target, args=(n,), daemon=True) for n in range(count)]
-    for worker in workers:
-        worker.start()
-    for worker in workers:
-        worker.join(max(0.1, deadline - time.monotonic()))
-    return workers
-
-
-def wait_until(condition: Callable[[], bool], deadline: float, step: float = 0.05) -> bool:
-    while time.monotonic() < deadline:
-        if condition():
-            return True
-        time.sleep(step)
-    return condition()
 
 
 # --- set-up by mail ----------------------------------------------------------------------------
@@ -628,9 +939,13 @@ class Rig:
 
     workdir: Path
     tracker: Tracker
-    url: str
+    db: ScratchDatabase
     engine: Engine
     servers: list[ServerProcess]
+
+    @property
+    def url(self) -> str:
+        return self.db.url
 
     @property
     def ports(self) -> list[int]:
@@ -649,21 +964,21 @@ def pbmserv_rig(
     """Everything a pbmserv measurement runs on; ``prepare`` gets the migrated database
     before the servers start. All of it is stopped, dropped and removed afterwards."""
     with contextlib.ExitStack() as stack:
-        workdir = stack.enter_context(work_directory(f"pbmbench-{label}-"))
+        workdir = stack.enter_context(workdir_for(f"pbmbench-{label}-"))
         tracker = Tracker()
-        sink = stack.enter_context(NotingSink(tracker.on_mail))
-        url = stack.enter_context(database(kind, pg, workdir, label))
-        engine = make_engine(url)
+        sink = stack.enter_context(RecordingRelay(keep=False, on_mail=tracker.on_mail))
+        db = stack.enter_context(scratch_database(None if kind == "sqlite" else pg, workdir, label))
+        engine = make_engine(db.url)  # the server's settings: growth's fill writes through it
         stack.callback(engine.dispose)
         if prepare is not None:
             prepare(engine)
         started = []
         for i in range(servers):
             extra = ["--workers", str(workers)] if workers > 1 else []
-            server = ServerProcess(url, sink.address, workdir, f"{label}-{i}", extra_args=extra)
+            server = ServerProcess(db.url, sink.address, workdir, f"{label}-{i}", extra_args=extra)
             stack.callback(server.stop)
             started.append(server.start())
-        yield Rig(workdir, tracker, url, engine, started)
+        yield Rig(workdir, tracker, db, engine, started)
 
 
 # --- the load ----------------------------------------------------------------------------------
@@ -757,7 +1072,7 @@ def run_load(
     def serve_games(number: int) -> None:
         rng = random.Random(seed * 1000 + number)
         mine = [g for g in games if g.index % threads == number and g.planned > g.sent]
-        client = Client(ports[number % len(ports)])
+        client = SmtpClient(ports[number % len(ports)], reconnects=1)
         try:
             while not stop.is_set() and time.monotonic() < deadline:
                 if all(g.failed or g.sent >= g.planned for g in mine):
@@ -779,7 +1094,7 @@ def run_load(
                 else:
                     game.sent += 1
                 began = time.monotonic()
-                code = client.send(player.address, raw)
+                code = client.send(Outgoing(player.address, raw))[0]
                 finished = time.monotonic()
                 with accepted_lock:
                     accepted.append((began, finished, code))

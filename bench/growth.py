@@ -43,22 +43,24 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import Engine, event, text  # noqa: E402
 
-from bench._rig import (  # noqa: E402
-    DEFAULT_PG,
-    GAME,
+from bench._move_load import (  # noqa: E402
     BenchGame,
     LoadResult,
     Player,
-    announce,
-    load_average,
     mail_bytes,
     make_players,
     pairings,
     pbmserv_rig,
     plan_moves,
-    postgres_cpu_seconds,
     run_load,
     set_up_by_mail,
+)
+from bench._rig import (  # noqa: E402
+    DEFAULT_PG,
+    GAME,
+    announce,
+    load_average,
+    postgres_cpu_seconds,
 )
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.passwords import hash_password  # noqa: E402

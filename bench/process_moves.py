@@ -21,12 +21,14 @@ from sqlalchemy import event, select, text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._rig import (  # noqa: E402
-    GAME,
+from bench._move_load import (  # noqa: E402
     BenchGame,
     mail_bytes,
     make_players,
     pairings,
+)
+from bench._rig import (  # noqa: E402
+    GAME,
     scratch_database,
     workdir_for,
 )

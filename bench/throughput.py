@@ -48,22 +48,24 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._rig import (  # noqa: E402
-    DEFAULT_PG,
-    GAME,
+from bench._move_load import (  # noqa: E402
     BenchGame,
     LoadResult,
     Player,
-    SinkProcess,
-    announce,
-    load_average,
     make_players,
     pairings,
     pbmserv_rig,
     plan_moves,
-    postgres_cpu_seconds,
     run_load,
     set_up_by_mail,
+)
+from bench._rig import (  # noqa: E402
+    DEFAULT_PG,
+    GAME,
+    SinkProcess,
+    announce,
+    load_average,
+    postgres_cpu_seconds,
 )
 
 ROWS = (

@@ -9,6 +9,7 @@ its settings (relay, spool, working folder) need not be the server's, so `pbmser
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -170,14 +171,21 @@ def _quiet_stdout() -> None:
     os.dup2(devnull, sys.stdout.fileno())
 
 
+def _failed(args: argparse.Namespace, problem: str, code: int) -> int:
+    """Say why an action failed: a line on stderr, or with --json a JSON object on stdout
+    (``{"ok": false, "error": ...}``, beside the ``{"ok": true, ...}`` of success)."""
+    if getattr(args, "json", False):
+        print(json.dumps({"ok": False, "error": problem}))
+    else:
+        print(f"pbmserv admin: {problem}", file=sys.stderr)
+    return code
+
+
 def run_admin(args: argparse.Namespace, settings: Settings) -> int:
     engine = make_engine(settings.db_url)
     if not is_at_head(engine):
-        print(
-            f"pbmserv admin: run `pbmserv db upgrade --db {mask_url(settings.db_url)}` first",
-            file=sys.stderr,
-        )
-        return EX_CONFIG
+        upgrade = f"run `pbmserv db upgrade --db {mask_url(settings.db_url)}` first"
+        return _failed(args, upgrade, EX_CONFIG)
     from pbmserv.mail.processor import queue_notifications
 
     factory = session_factory(engine)
@@ -193,8 +201,7 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
             # Mail is stamped and sent by the real clock, even when --now acts at another time.
             queue_notifications(session, settings, ctx.notifications, utcnow())
     except CommandError as error:
-        print(f"pbmserv admin: {error.problem}", file=sys.stderr)
-        return EX_USAGE_ERROR
+        return _failed(args, error.problem, EX_USAGE_ERROR)
     if ctx.notifications:
         print(
             f"pbmserv admin: {len(ctx.notifications)} message(s) queued; "

@@ -305,8 +305,8 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     # The entry taken back leaves the history (an "undo" entry says what it was), so the moves
     # left always replay to the board's state.
     last = entries[-1]
-    if board.finished:
-        ratings.unrate(ctx, board.row)  # rated again if the board ends again
+    ended = service.result_text(board) if board.finished else None
+    unrated = board.finished and ratings.unrate(ctx, board.row)  # rated again if it ends again
     if last.kind == "move":
         service.take_back_moves(ctx, board, 1)
         taken = f"took back move {last.ply + 1} ({last.public_text or last.text})"
@@ -321,6 +321,11 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     board.row.to_move = ",".join(str(s) for s in sorted(board.game.to_move(board.state).seats))
     board.row.updated_at = ctx.now()
     board.row.reminded_at = None
+    if ended is not None and not board.finished:
+        if last.kind == "move":
+            taken = f"reopened the game ({ended}) and {taken}"
+        if unrated:
+            taken += "; the rating change it made is taken back"
     service.record_event(ctx, board, "undo", f"the operator {taken}")
     _tell_players(ctx, board, f"The operator {taken}.")
     settle_finished(ctx)

@@ -132,7 +132,7 @@ def quote(text: str) -> str:
         spec, _game = _resolve(line)
     except CommandError:
         return _unknown_quote(line)
-    return line.masked(spec.secret_words, spec.shown_words(line.words))
+    return line.masked(spec.secrets(line.words), spec.shown_words(line.words))
 
 
 def _unknown_quote(line: CommandLine) -> str:
@@ -161,7 +161,9 @@ def login_pairs(text: str) -> list[tuple[str, str]]:
     except CommandError:
         return []
     return [
-        (line.words[i - 1], line.words[i]) for i in spec.secret_words if 0 < i < len(line.words)
+        (line.words[i - 1], line.words[i])
+        for i in spec.secrets(line.words)
+        if 0 < i < len(line.words)
     ]
 
 
@@ -187,7 +189,7 @@ def dispatch_line(ctx: CommandContext, text: str) -> Section:
 def _run(
     ctx: CommandContext, line: CommandLine, spec: CommandSpec, game: AnyGame | None
 ) -> Section:
-    quoted = line.masked(spec.secret_words, spec.shown_words(line.words))
+    quoted = line.masked(spec.secrets(line.words), spec.shown_words(line.words))
     syntax = spec.syntax_for(game)
     if len(line.words) < spec.min_words:
         return _error(quoted, CommandError("some words are missing"), syntax)

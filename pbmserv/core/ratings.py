@@ -100,8 +100,9 @@ def rate(ctx: CommandContext, row: GameRow) -> None:
         ctx.session.add(RatingChange(game_id=row.id, user_id=uid, score=score, change=change))
 
 
-def unrate(ctx: CommandContext, row: GameRow) -> None:
-    """Take back what a board did to its players' ratings (the operator reopened it)."""
+def unrate(ctx: CommandContext, row: GameRow) -> bool:
+    """Take back what a board did to its players' ratings (the operator reopened it); True
+    when it had changed any."""
     changes = list(ctx.session.scalars(select(RatingChange).where(RatingChange.game_id == row.id)))
     for change in changes:
         rating = ctx.session.get(Rating, (row.game, change.user_id), with_for_update=True)
@@ -111,6 +112,7 @@ def unrate(ctx: CommandContext, row: GameRow) -> None:
             _count(rating, change.score, -1)
             rating.updated_at = ctx.now()
     ctx.session.execute(delete(RatingChange).where(RatingChange.game_id == row.id))
+    return bool(changes)
 
 
 def _count(rating: Rating, score: float, step: int) -> None:

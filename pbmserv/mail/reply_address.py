@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from pbmserv.core import board_mail, confirmation, replies
+from pbmserv.core.addresses import users_of_address
 from pbmserv.core.board_mail import ReplyTag
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import is_command
@@ -57,8 +58,10 @@ class SeatReply:
     refusal: Section | None = None
 
 
-def _refusal(reason: str, game: str | None = None, board: int | None = None) -> SeatReply:
-    facts = {"reason": reason, "game": game, "board": board}
+def _refusal(
+    reason: str, game: str | None = None, board: int | None = None, **more: str | None
+) -> SeatReply:
+    facts = {"reason": reason, "game": game, "board": board, **more}
     shown = f"(a reply to {game} board {board})" if board is not None else "(a reply)"
     section = Section("reply_refused", facts, ok=False, summary=f"reply {reason}", command=shown)
     return SeatReply(refusal=section)
@@ -81,7 +84,15 @@ def seat_reply(
     game, board = found.row.game, found.row.id
     sender = mail.sender or ""
     if not replies.writes_from(ctx.session, found.user, sender):
-        return _refusal("sender", game, board)
+        # Another player replying to a board mail not his own is told whose seat it is.
+        others = [u for u in users_of_address(ctx.session, sender) if not u.disabled]
+        return _refusal(
+            "sender",
+            game,
+            board,
+            seat_user=found.user.display_id if others else None,
+            sender_user=others[0].display_id if others else None,
+        )
     if verdict not in (Verdict.UNCHECKED, Verdict.PASS):
         return _refusal("authentication", game, board)
     if found.problem is not None:

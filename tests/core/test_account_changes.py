@@ -5,6 +5,8 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
+from pbmserv.config import Settings
+from pbmserv.core.dispatch import login_pairs, quote
 from pbmserv.db.models import User
 from tests.core.client import Client
 
@@ -25,6 +27,34 @@ def test_change_password_and_address_are_the_password_and_email_commands(
     assert email == "alice@new.example.org"
     wrong = players.run("change colour alice newpass9 blue")
     assert not wrong.ok and "change password or address" in wrong.text
+
+
+def test_change_address_quotes_the_address_and_masks_only_the_password(players: Client) -> None:
+    line = "change address bob hunter22 bob@new.example"
+    assert quote(line) == "change address bob ******** bob@new.example"
+    assert login_pairs(line) == [("bob", "hunter22")]
+    moved = players.run(line, sender="bob@example.org")
+    assert moved.ok and moved.command == "change address bob ******** bob@new.example"
+    assert quote("change password bob a b") == "change password bob ******** ********"
+
+
+def test_email_to_the_address_it_has_changes_nothing(players: Client) -> None:
+    same = players.run("email bob hunter22 Bob@Example.org", sender="bob@example.org")
+    assert not same.ok and "goes to bob@example.org already" in same.text
+    assert "now goes to" not in same.text and not players.notifications
+
+
+def test_email_back_to_the_address_it_has_calls_off_a_waiting_move(players: Client) -> None:
+    players.settings = Settings(confirm_addresses=True)
+    waiting = players.run("change address bob hunter22 bob@new.example", sender="bob@example.org")
+    assert waiting.ok and "once its owner replies" in waiting.text
+    kept = players.run("email bob hunter22 bob@example.org", sender="bob@example.org")
+    assert kept.ok and "goes to bob@example.org already" in kept.text
+    assert "the move to bob@new.example" in kept.text and "now goes to" not in kept.text
+    ((email, pending),) = players.query(
+        select(User.email, User.pending_email).where(User.userid == "bob")
+    )
+    assert (email, pending) == ("bob@example.org", None)
 
 
 def test_delete_closes_an_account_with_no_board_in_play(players: Client) -> None:

@@ -28,3 +28,19 @@ def test_help_on_a_games_own_move_names_the_game(client: Client) -> None:
     listing = client.run("help commands").text
     for spec in all_commands():
         assert spec.syntax in listing
+
+
+def test_help_on_undo_digest_and_broadcast(client: Client) -> None:
+    undo = client.run("help undo")
+    assert undo.ok and "GAME propose BOARD USERID PASSWORD undo" in undo.text
+    digest = client.run("help digest")
+    assert digest.ok and "set USERID PASSWORD digest=daily" in digest.text
+    assert "07:00 UTC" in digest.text
+    broadcast = client.run("help broadcast")
+    assert broadcast.ok and "pbmserv admin broadcast" in broadcast.text
+    assert "players cannot" in " ".join(broadcast.text.split())
+
+
+def test_the_help_errors_syntax_names_topics(client: Client) -> None:
+    missing = client.run("help nothing-here")
+    assert not missing.ok and "help [commands | topics | GAME | COMMAND | TOPIC]" in missing.text

@@ -73,6 +73,16 @@ def test_a_resignation_rates_the_board_and_the_lists_show_it(players: Client) ->
     assert table(players, "extinction") == []
 
 
+def test_ratings_without_a_user_id_is_the_senders(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run(f"chameleon resign 1 {BOB}", sender="bob@example.org").ok
+    mine = players.run("ratings", sender="bob@example.org")
+    assert mine.ok and "Bob" in mine.text and "0 won, 1 lost, 0 drawn" in mine.text
+    nobody = players.run("ratings", sender="stranger@example.org")
+    assert not nobody.ok and "no user has the address" in nobody.text
+    assert 'Send "ratings USERID"' in nobody.text
+
+
 def test_an_agreed_draw_counts_and_a_declined_board_does_not(players: Client) -> None:
     assert players.run("extinction challenge alice bob").ok
     assert players.run(f"extinction decline 1 {BOB}", sender="bob@example.org").ok
@@ -94,6 +104,26 @@ def test_a_ruling_rates_and_reopening_takes_it_back(players: Client) -> None:
     assert table(players) == []
     assert players.run(f"chameleon resign 1 {ALICE}").ok
     assert table(players) == [("Bob", 1616, 1), ("alice", 1584, 1)]
+
+
+def test_reopening_an_agreed_draw_says_so_and_that_the_ratings_are_taken_back(
+    players: Client,
+) -> None:
+    assert players.run("extinction challenge alice bob").ok
+    assert players.run(f"extinction move 1 {ALICE} e4").ok
+    assert players.run(f"extinction move 1 {BOB} e5", sender="bob@example.org").ok
+    assert players.run(f"extinction move 1 {ALICE} Bc4").ok
+    assert players.run(f"extinction propose 1 {BOB} draw", sender="bob@example.org").ok
+    assert players.run(f"extinction accept 1 {ALICE}").ok
+    assert table(players, "extinction") == [("alice", 1600, 1), ("Bob", 1600, 1)]
+    with transaction(players.factory) as session:
+        ctx = CommandContext(session, players.settings, None)
+        said = admin.undo_last(ctx, "1")
+        told = {n.data["event"] for n in ctx.notifications if n.kind == "board"}
+    assert "reopened the game (drawn (draw agreed" in said
+    assert said.endswith("took back move 3 (Bc4); the rating change it made is taken back")
+    assert told == {f"The operator {said.removeprefix('board 1: ')}."}
+    assert table(players, "extinction") == []
 
 
 def test_a_forfeit_by_maintenance_is_rated(players: Client) -> None:

@@ -23,7 +23,7 @@ def test_a_submitted_move_is_shown_kept_and_played_on_confirm(players: Client) -
     kept = players.run(f"extinction submit {ALICE} e4")
     assert kept.ok and "is kept, not played yet" in kept.text
     assert " 4  . . . . P . . .  4" in kept.text  # the board after it
-    assert "extinction confirm 1 USERID PASSWORD" in kept.text
+    assert "extinction confirm 1 alice PASSWORD" in kept.text  # names the user, as preview
     assert moves(players) == [] and players.notifications == []
     # A second submission replaces the first.
     assert players.run(f"extinction submit {ALICE} d4").ok

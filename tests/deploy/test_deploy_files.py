@@ -302,6 +302,14 @@ def test_the_operations_guide_shows_every_admin_group() -> None:
     assert "users" in groups and groups <= shown, sorted(groups - shown)
 
 
+def test_the_readme_shows_every_admin_group() -> None:
+    """The README's summaries (``pbmserv admin inbox|outbox list ...``) name every group."""
+    readme = (DEPLOY.parent / "README.md").read_text(encoding="utf-8")
+    shown = {g for words in re.findall(r"pbmserv admin (\S+)", readme) for g in words.split("|")}
+    groups = set(subcommands(subcommands(build_parser())["admin"]))
+    assert "broadcast" in groups and groups <= shown, sorted(groups - shown)
+
+
 @pytest.mark.parametrize("kind", ["pipe", "relay"])
 def test_the_postfix_examples_deliver_the_seats_reply_addresses(kind: str) -> None:
     """Without recipient_delimiter, pbmserv+TAG@domain matches no recipient map and bounces."""

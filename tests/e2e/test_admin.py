@@ -149,6 +149,16 @@ def test_undo_reopens_a_resigned_board(shell: Shell, engine) -> None:  # type: i
     assert "no move to take back" in shell.run("games", "undo", "1", ok=False)
 
 
+def test_json_errors_are_json_with_the_same_exit_code(shell: Shell) -> None:
+    plain = run_pbmserv(["admin", "games", "undo", "9"], shell.env)
+    assert plain.returncode == 1 and b"no board 9" in plain.stderr
+    scripted = run_pbmserv(["admin", "games", "undo", "9", "--json"], shell.env)
+    assert scripted.returncode == plain.returncode
+    answer = json.loads(scripted.stdout)
+    assert answer["ok"] is False and "no board 9" in answer["error"]
+    assert b"no board 9" not in scripted.stderr
+
+
 def test_adjudicate_and_delete(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
     out = shell.json("games", "adjudicate", "1", "--winner", "bob", "--reason", "alice left")
     assert "bob (Horz) won (adjudicated by the operator: alice left)" in out["message"]

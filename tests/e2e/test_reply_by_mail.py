@@ -140,6 +140,18 @@ def test_a_reply_from_another_address_is_refused(server, engine, sink: Sink) -> 
     assert moves(engine) == ["e4"]
 
 
+def test_another_players_reply_is_told_whose_seat_it_is(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
+    alice_mail = start(server, engine, sink)[ALICE]
+    _, out = answer(server, engine, sink, alice_mail, "e4", sender=BOB)
+    assert moves(engine) == []
+    [refusal] = out
+    text = " ".join(refusal.body.split())
+    assert "the reply address of alice's seat on extinction board 1, not of yours (bob)" in text
+    assert "Reply to a board mail sent to you" in text
+    assert "add USERID PASSWORD ADDRESS" not in text  # his address is his already
+    assert not TOKEN.search(refusal.message.as_bytes())
+
+
 def test_tokens_rotate_when_the_password_changes(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
     first = start(server, engine, sink)
     send(server, engine, sink, ALICE, "change password alice secret1 secret2")

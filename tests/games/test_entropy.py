@@ -401,12 +401,19 @@ def test_the_higher_order_total_wins() -> None:
     assert dict(result.scores) == {0: 57, 1: 0}
     assert result.reason == "57 points as Order in round 2, against 0 in round 1"
     assert GAME.to_move(state).seats == frozenset() and GAME.legal_moves(state, 0) == []
-    other = GAME.outcome(finish(HAND_BOARD, LATIN_BOARD, "a1"))
+    other_state = finish(HAND_BOARD, LATIN_BOARD, "a1")
+    other = GAME.outcome(other_state)
     assert other.winners == frozenset({1}) and dict(other.scores) == {0: 0, 1: 57}
     assert other.reason == "57 points as Order in round 1, against 0 in round 2"
+    # After the game a seat is named by both its roles, not by round 2's alone: the winner
+    # as Order in round 1 is no "Chaos".
+    assert GAME.seat_name(other_state, 1) == "Order, then Chaos"
+    assert GAME.seat_name(other_state, 0) == "Chaos, then Order"
     # Entropy II: seat 0 was Order in round 1, seat 1 is Order in round 2.
-    e2 = GAME.outcome(finish(LATIN_BOARD, HAND_BOARD, "e5", variant=ENTROPY2))
+    e2_state = finish(LATIN_BOARD, HAND_BOARD, "e5", variant=ENTROPY2)
+    e2 = GAME.outcome(e2_state)
     assert e2.winners == frozenset({1}) and dict(e2.scores) == {0: 0, 1: 57}
+    assert GAME.seat_name(e2_state, 1) == "Chaos, then Order"
 
 
 def test_equal_totals_draw() -> None:

@@ -130,7 +130,7 @@ def test_whole_game_by_mail_matches_golden(server, engine, sink: Sink, monkeypat
     assert "Round 2: alice was Order, bob was Chaos." in final
     assert "alice scored as Order: 13 in rows + 28 in columns = 41." in final
     assert "alice won by 3 points: 41 as Order, against 38 for bob." in final
-    assert "Game over: alice (Order) won by 3 points (41 points as Order in round 2" in final
+    assert "Game over: alice (Chaos, then Order) won by 3 points (41 points as Order" in final
     history = next(m.body for m in sent if m.subject == "Re: entropy history 1")
     assert " 98. e5 P  (bob)" in history and "  1. a1 Y  (alice" in history
     assert "entropy stock 2 alice PASSWORD COLOURS" in transcript

@@ -139,6 +139,19 @@ def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
     user = logins.authenticate(ctx, line.words[1], line.words[2])
     new_address = _address(line.words[3])
     if new_address.lower() == user.email.lower():
+        if user.pending_email:
+            # Staying at the address it has: the move still waiting for a reply is called off.
+            waiting, user.pending_email = user.pending_email, None
+            return Section(
+                "email_changed",
+                {
+                    "userid": user.display_id,
+                    "old": user.email,
+                    "new": user.email,
+                    "called_off": waiting,
+                },
+                summary=f"email {user.display_id} kept",
+            )
         raise CommandError(
             f"{user.display_id}'s mail goes to {user.email} already; nothing was changed",
             syntax_was_right=True,
@@ -198,11 +211,19 @@ _CHANGES: dict[str, Callable[[CommandContext, CommandLine, AnyGame | None], Sect
 }
 
 
+def _change_secrets(words: tuple[str, ...]) -> tuple[int, ...]:
+    """``change password``'s two passwords; ``change address``'s one (an address is not a
+    secret, and is quoted back as ``email`` quotes it)."""
+    if len(words) > 1 and words[1].lower() in ("address", "email"):
+        return (3,)
+    return (3, 4)
+
+
 @command(
     "change",
     "change password USERID OLDPASSWORD NEWPASSWORD | change address USERID PASSWORD NEWADDRESS",
     'the forms pbmserv uses for "password" and "email"',
-    secret_words=(3, 4),
+    secret_words=_change_secrets,
     min_words=5,
     max_words=5,
 )

@@ -96,7 +96,7 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) 
         return Section("help_topic", {**common, "page": topic}, summary=f"help {topic}")
     raise CommandError(
         f'there is no help on "{line.words[1]}"',
-        syntax="help [commands | GAME | COMMAND | TOPIC]",
+        syntax=TOP_LEVEL["help"].syntax,
         hint="Games: "
         + ", ".join(g.SPEC.name for g in all_games())
         + '. Send "help" for the index.',

@@ -58,14 +58,15 @@ def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
     return Section("games", {"games": rows}, summary="games")
 
 
-def _sender_user(ctx: CommandContext) -> User:
-    """The user whose address (registered, or added) the command came from."""
+def sender_user(ctx: CommandContext, word: str = "status") -> User:
+    """The user whose address (registered, or added) the command came from (``word``: the
+    command, for the hint when there is none)."""
     found = users_of_address(ctx.session, ctx.sender) if ctx.sender else []
     user = found[0] if found else None
     if user is None:
         raise CommandError(
             "no user has the address this came from, so name one",
-            hint='Send "status USERID", or sign up with "signup USERID PASSWORD".',
+            hint=f'Send "{word} USERID", or sign up with "signup USERID PASSWORD".',
         )
     return ctx.require_user(user.userid)
 
@@ -78,7 +79,7 @@ def _sender_user(ctx: CommandContext) -> User:
     max_words=2,
 )
 def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
-    user = ctx.require_user(line.words[1]) if len(line.words) > 1 else _sender_user(ctx)
+    user = ctx.require_user(line.words[1]) if len(line.words) > 1 else sender_user(ctx)
     boards = []
     for row, my_seat in service.active_seats(ctx, user):
         waiting = [int(s) for s in row.to_move.split(",") if s]

@@ -1,8 +1,9 @@
-"""GAME ratings (and GAME standings, pbmserv's other word for it), and ratings USERID."""
+"""GAME ratings (and GAME standings, pbmserv's other word for it), and ratings [USERID]."""
 
 from __future__ import annotations
 
 from pbmserv.core import ratings
+from pbmserv.core.commands.listing import sender_user
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -59,13 +60,14 @@ def game_ratings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) 
 
 @command(
     "ratings",
-    "ratings USERID",
-    "a user's rating in every game they have finished a rated board of",
-    min_words=2,
+    "ratings [USERID]",
+    "a user's ratings in every game with a rated board finished (yours without a user id)",
+    min_words=1,
     max_words=2,
     details=_DETAILS,
 )
 def user_ratings(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
-    user = ctx.require_user(line.words[1])
+    word = line.words[1] if len(line.words) > 1 else None
+    user = ctx.require_user(word) if word else sender_user(ctx, "ratings")
     rows = [_entry(r) for r in ratings.of_user(ctx, user.id)]
     return Section("user_ratings", {"userid": user.display_id, "rows": rows}, summary="ratings")

@@ -14,6 +14,9 @@ Handler = Callable[[CommandContext, CommandLine, AnyGame | None], Section]
 #: How many leading words of a line the command takes, known not to be secret (passwords
 #: aside): a number, a function of the words, or None when free text may follow.
 WordLimit = int | Callable[[tuple[str, ...]], int] | None
+#: Indexes of a line's secret words: fixed, or a function of the words (``change address``
+#: takes an address where ``change password`` takes a second password).
+SecretWords = tuple[int, ...] | Callable[[tuple[str, ...]], tuple[int, ...]]
 
 
 @dataclass(frozen=True)
@@ -25,7 +28,7 @@ class CommandSpec:
     #: Commands written after a game name ("chameleon move ...").
     game_scoped: bool = False
     #: Indexes of secret words (passwords; game name counted), masked when quoted.
-    secret_words: tuple[int, ...] = ()
+    secret_words: SecretWords = ()
     #: Fewest words the line must have (command word included).
     min_words: int = 1
     #: Extra paragraphs for "help COMMAND".
@@ -35,6 +38,10 @@ class CommandSpec:
     #: Index of the first word that may be part of a move, if the command carries one: in a
     #: game with hidden information such words may hold a secret, and logs leave them out.
     move_from: int | None = None
+
+    def secrets(self, words: tuple[str, ...]) -> tuple[int, ...]:
+        """The indexes of this line's secret words."""
+        return self.secret_words(words) if callable(self.secret_words) else self.secret_words
 
     def shown_words(self, words: tuple[str, ...]) -> int | None:
         """How many leading words may be quoted back (secret words still masked)."""
@@ -54,7 +61,7 @@ def command(
     summary: str,
     *,
     game_scoped: bool = False,
-    secret_words: tuple[int, ...] = (),
+    secret_words: SecretWords = (),
     min_words: int = 1,
     details: str = "",
     max_words: WordLimit = None,

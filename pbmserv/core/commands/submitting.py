@@ -33,7 +33,7 @@ _STALE_AFTER = ("move", "undo", "submit", "resign", "forfeit", "adjudicate")
 )
 def submit(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    board, _user, seat = board_player(ctx, game, line)
+    board, user, seat = board_player(ctx, game, line)
     trial = try_move(board, seat, line.rest(5))
     service.record_event(ctx, board, "submit", trial.text, seat, trial.public)
     # With chance the board after the move shows a draw not made yet: no diagram then.
@@ -41,6 +41,7 @@ def submit(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
     context = {
         "game": game.SPEC.name,
         "board": board.number,
+        "userid": user.display_id,
         "move": trial.text,
         "diagram": diagram,
         "ends": trial.ends,

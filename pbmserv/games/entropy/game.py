@@ -131,7 +131,11 @@ class Entropy(Game[EntropyState, EntropyMove]):
         return Turn(seats=frozenset({seat}), stage=state.stage, prompts={seat: _task(state)})
 
     def seat_name(self, state: EntropyState, seat: int) -> str:
-        """The seat's role in the round in play (after the game: its round-2 role)."""
+        """The seat's role in the round in play; after the game both, in order ("Order, then
+        Chaos"): its round-2 role alone would label a winner as Order in round 1 "Chaos"."""
+        if state.stage == OVER:
+            second = state.role(seat)
+            return f"{ORDER if second == CHAOS else CHAOS}, then {second}"
         return state.role(seat)
 
     # --- moves ------------------------------------------------------------------------------

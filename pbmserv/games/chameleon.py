@@ -34,7 +34,7 @@ from pbmserv.games.base import (
     Turn,
     Viewer,
 )
-from pbmserv.games.drawing import Grid, Mark, cells_named, hex_svg
+from pbmserv.games.drawing import Edges, Grid, Mark, cells_named, hex_svg
 
 MIN_SIZE: Final = 3
 MAX_SIZE: Final = 26
@@ -59,6 +59,11 @@ _EDGE_MASK: Final = 0x0F
 _RANK_STEP: Final = 0x10
 
 _COLUMNS: Final = "abcdefghijklmnopqrstuvwxyz"
+# The picture's sides of the board: dark for Vert, light for Horz; neither red nor blue, the
+# colours of the pieces, as either player places both.
+_VERT_EDGE: Final = "#2b2b2b"
+_HORZ_EDGE: Final = "#a8a8a8"
+_PLAYERS: Final = ("first player", "second player")
 _SYNTAX: Final = 'write a cell and a piece, like f4x or f4o, or "swap" on the second move'
 
 
@@ -400,7 +405,9 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         return "\n".join(lines)
 
     def svg(self, state: ChameleonState, viewer: Viewer) -> str:
-        """The rhombus of hexagons, x red and o blue, the last piece placed highlighted."""
+        """The rhombus of hexagons, x red and o blue, the last piece placed highlighted; the top
+        and bottom sides dark for Vert, the left and right light for Horz, and a legend saying
+        which player has which."""
         del viewer  # no hidden information
         size = state.size
         text = state.cells.translate(_CODES_TO_CHARS).decode()
@@ -413,6 +420,9 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
             col, row = _COLUMNS.find(name[0]), int(name[1:]) - 1
             return (row, col) if 0 <= col < size and 0 <= row < size else None
 
+        vert, horz = _PLAYERS[state.vert_seat], _PLAYERS[1 - state.vert_seat]
+        if state.swapped:
+            vert += ", by the swap"
         grid = Grid(
             rows=size,
             cols=size,
@@ -420,6 +430,12 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
             row_labels=[str(r + 1) for r in range(size)],
             col_labels=list(_COLUMNS[:size]),
             highlight=cells_named(state.last_move, r"[a-z]\d+", cell_of),
+            edges=Edges(
+                top_bottom=_VERT_EDGE,
+                left_right=_HORZ_EDGE,
+                top_bottom_legend=f"{VERT} ({vert}): joins top and bottom",
+                left_right_legend=f"{HORZ} ({horz}): joins left and right",
+            ),
         )
         return hex_svg(grid)
 

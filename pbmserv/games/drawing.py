@@ -3,7 +3,10 @@
 A game describes what a viewer may see as a :class:`Grid` (the cells, what stands on each,
 the last move's cells, coordinates) and these helpers draw it. Pieces are discs in the
 side's colour with a letter on them, so a board reads at a glance on a phone; the picture is
-an addition to the text diagram, never the only account of the position. Pure: no I/O.
+an addition to the text diagram, never the only account of the position. A picture that puts
+more beside a board (scores, a second board) takes the board as a :class:`Drawn` from
+:func:`square_board`, places it with :func:`placed` and writes with :func:`label` and
+:func:`piece`. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
+from typing import NamedTuple
 from xml.sax.saxutils import escape
 
 CELL = 40  # pixels a square cell measures (and a hexagon is wide)
@@ -21,7 +25,10 @@ LIGHT = "#f0d9b5"
 DARK = "#b58863"
 LINE = "#5a4632"
 HIGHLIGHT = "#f2e45c"
+#: The square a moving piece left: the highlight, paler (the square it went to has HIGHLIGHT).
+HIGHLIGHT_FROM = "#f7ee9c"
 RIVER = "#4a90d9"
+EDGE_WIDTH = 6  # the stroke of a hex board's coloured sides
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,18 @@ class Mark:
     label: str = ""
     ink: str = "#000000"
     hollow: bool = False
+
+
+@dataclass(frozen=True)
+class Edges:
+    """A hex board's sides coloured as on a Hex board, so a player sees which are theirs: the
+    top and bottom rows in ``top_bottom``, the left and right sides in ``left_right``. Each
+    legend line given is written under the board beside a stroke of its colour."""
+
+    top_bottom: str
+    left_right: str
+    top_bottom_legend: str = ""
+    left_right_legend: str = ""
 
 
 @dataclass(frozen=True)
@@ -51,6 +70,19 @@ class Grid:
     highlight: frozenset[tuple[int, int]] = frozenset()
     #: A river is drawn below each of these rows (Buffalo).
     rivers_below: frozenset[int] = field(default_factory=frozenset)
+    #: Hex boards: the sides in the colours of the players who join them (Chameleon).
+    edges: Edges | None = None
+    #: Coordinates on the right and at the bottom too; off, those margins are left empty for
+    #: the game to write in (Entropy's row and column scores).
+    far_labels: bool = True
+
+
+class Drawn(NamedTuple):
+    """SVG elements with no ``<svg>`` around them, and the width and height they take."""
+
+    body: str
+    width: float
+    height: float
 
 
 def cells_named(
@@ -70,10 +102,16 @@ def square_centre(grid: Grid, row: int, col: int) -> tuple[float, float]:
 
 def square_svg(grid: Grid) -> str:
     """A square grid with its coordinates on all four sides."""
+    return picture(square_board(grid))
+
+
+def square_board(grid: Grid) -> Drawn:
+    """A square grid with its coordinates (on two sides or four, as ``grid.far_labels`` says),
+    for a picture that puts more beside it; its cells are where :func:`square_centre` says."""
     gap = len(grid.rivers_below) * (CELL // 2)
     width = 2 * MARGIN + grid.cols * CELL
     height = 2 * MARGIN + grid.rows * CELL + gap
-    parts = [_open(width, height)]
+    parts = []
     for row in range(grid.rows):
         for col in range(grid.cols):
             x, y = square_centre(grid, row, col)
@@ -91,16 +129,17 @@ def square_svg(grid: Grid) -> str:
             f'fill="{RIVER}"/>'
         )
     parts += _marks(grid, lambda r, c: square_centre(grid, r, c))
-    for col, label in enumerate(grid.col_labels):
+    for col, name in enumerate(grid.col_labels):
         x, _y = square_centre(grid, 0, col)
-        parts.append(_text(x, MARGIN * 0.62, label))
-        parts.append(_text(x, height - MARGIN * 0.3, label))
-    for row, label in enumerate(grid.row_labels):
+        parts.append(label(x, MARGIN * 0.62, name))
+        if grid.far_labels:
+            parts.append(label(x, height - MARGIN * 0.3, name))
+    for row, name in enumerate(grid.row_labels):
         _x, y = square_centre(grid, row, 0)
-        parts.append(_text(MARGIN * 0.5, y + 5, label))
-        parts.append(_text(width - MARGIN * 0.5, y + 5, label))
-    parts.append("</svg>")
-    return "".join(parts)
+        parts.append(label(MARGIN * 0.5, y + 5, name))
+        if grid.far_labels:
+            parts.append(label(width - MARGIN * 0.5, y + 5, name))
+    return Drawn("".join(parts), width, height)
 
 
 _HEX_R = CELL / math.sqrt(3)  # a pointy-top hexagon CELL wide
@@ -129,37 +168,112 @@ def _hex_corners(row: int, col: int) -> str:
 
 
 def hex_svg(grid: Grid) -> str:
-    """A rhombus of hexagons with its coordinates on all four sides."""
+    """A rhombus of hexagons with its coordinates on all four sides; with ``grid.edges``, its
+    sides in the players' colours and the legend saying whose they are under it."""
     width = 2 * MARGIN + grid.cols * CELL + (grid.rows - 1) * CELL / 2
     height = 2 * MARGIN + 2 * _HEX_R + (grid.rows - 1) * 1.5 * _HEX_R
-    parts = [_open(width, height)]
+    legend = _edge_legend(grid.edges, height) if grid.edges else Drawn("", 0, 0)
+    parts = []
     for row in range(grid.rows):
         for col in range(grid.cols):
             fill = _cell_fill(grid, row, col)
             parts.append(
                 f'<polygon points="{_hex_corners(row, col)}" fill="{fill}" stroke="{LINE}"/>'
             )
+    if grid.edges:
+        parts += _hex_edges(grid, grid.edges)
     parts += _marks(grid, lambda r, c: hex_centre(grid, r, c))
-    for col, label in enumerate(grid.col_labels):
+    clear = 2 if grid.edges else 0  # the letters a little further out, clear of the strokes
+    for col, name in enumerate(grid.col_labels):
         x, y = hex_centre(grid, 0, col)
-        parts.append(_text(x, y - _HEX_R - 6, label))
+        parts.append(label(x, y - _HEX_R - 6 - clear, name))
         x, y = hex_centre(grid, grid.rows - 1, col)
-        parts.append(_text(x, y + _HEX_R + 16, label))
-    for row, label in enumerate(grid.row_labels):
+        parts.append(label(x, y + _HEX_R + 16 + clear, name))
+    for row, name in enumerate(grid.row_labels):
         x, y = hex_centre(grid, row, 0)
-        parts.append(_text(x - CELL * 0.85, y + 5, label))
+        parts.append(label(x - CELL * 0.85, y + 5, name))
         x, y = hex_centre(grid, row, grid.cols - 1)
-        parts.append(_text(x + CELL * 0.85, y + 5, label))
-    parts.append("</svg>")
-    return "".join(parts)
+        parts.append(label(x + CELL * 0.85, y + 5, name))
+    parts.append(legend.body)
+    return picture(Drawn("".join(parts), max(width, legend.width), height + legend.height))
 
 
-def _open(width: float, height: float) -> str:
+def _hex_corner(row: int, col: int, k: int) -> tuple[float, float]:
+    """Corner ``k`` of a hexagon: 0 upper right, 1 lower right, 2 bottom, 3 lower left, 4 upper
+    left, 5 top."""
+    x, y = _hex_centre_at(row, col)
+    angle = math.radians(60 * k - 30)
+    return x + _HEX_R * math.cos(angle), y + _HEX_R * math.sin(angle)
+
+
+def _hex_edges(grid: Grid, edges: Edges) -> list[str]:
+    """The board's outline in four strokes, one per side, meeting at the corners."""
+    last_row, last_col = grid.rows - 1, grid.cols - 1
+    top = [_hex_corner(0, 0, 4)]
+    bottom = [_hex_corner(last_row, 0, 3)]
+    for col in range(grid.cols):
+        top += [_hex_corner(0, col, 5), _hex_corner(0, col, 0)]
+        bottom += [_hex_corner(last_row, col, 2), _hex_corner(last_row, col, 1)]
+    left, right = [], []
+    for row in range(grid.rows):  # a row's lower corner is the upper one of the row below
+        left += [_hex_corner(row, 0, 4), _hex_corner(row, 0, 3)]
+        right += [_hex_corner(row, last_col, 0), _hex_corner(row, last_col, 1)]
+    return [
+        _stroke(left, edges.left_right, "left"),
+        _stroke(right, edges.left_right, "right"),
+        _stroke(top, edges.top_bottom, "top"),
+        _stroke(bottom, edges.top_bottom, "bottom"),
+    ]
+
+
+def _stroke(points: list[tuple[float, float]], colour: str, side: str) -> str:
+    drawn = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)
+    return (
+        f'<polyline class="edge {side}" points="{drawn}" fill="none" stroke="{colour}" '
+        f'stroke-width="{EDGE_WIDTH}" stroke-linecap="round" stroke-linejoin="round"/>'
+    )
+
+
+def _edge_legend(edges: Edges, top: float) -> Drawn:
+    """The legend lines under a board (from ``top`` down): a stroke of each side's colour and
+    whose side it is."""
+    lines = [
+        (colour, text)
+        for colour, text in (
+            (edges.top_bottom, edges.top_bottom_legend),
+            (edges.left_right, edges.left_right_legend),
+        )
+        if text
+    ]
+    parts = []
+    width = 0.0
+    for index, (colour, text) in enumerate(lines):
+        y = top + 4 + index * 22 + 14
+        parts.append(
+            f'<line x1="{MARGIN}" y1="{y - 5:g}" x2="{MARGIN + 26}" y2="{y - 5:g}" '
+            f'stroke="{colour}" stroke-width="{EDGE_WIDTH}" stroke-linecap="round"/>'
+        )
+        parts.append(label(MARGIN + 36, y, text, anchor="start"))
+        width = max(width, MARGIN + 36 + text_width(text) + MARGIN)
+    return Drawn("".join(parts), width, len(lines) * 22 + 10 if lines else 0)
+
+
+def picture(drawn: Drawn) -> str:
+    """A whole SVG picture of ``drawn``, on white, a whole number of pixels wide and high (as
+    the PNG drawn from it is)."""
+    width, height = math.ceil(drawn.width), math.ceil(drawn.height)
     return (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height:g}" '
         f'viewBox="0 0 {width:g} {height:g}" font-family="DejaVu Sans, Arial, sans-serif">'
-        f'<rect width="{width:g}" height="{height:g}" fill="#ffffff"/>'
+        f'<rect width="{width:g}" height="{height:g}" fill="#ffffff"/>{drawn.body}</svg>'
     )
+
+
+def placed(drawn: Drawn, x: float, y: float, kind: str = "") -> str:
+    """``drawn`` moved so that its top left corner is at (x, y); ``kind``: a class naming the
+    group (what it is, for a reader of the SVG such as a test)."""
+    named = f' class="{escape(kind)}"' if kind else ""
+    return f'<g{named} transform="translate({x:g},{y:g})">{drawn.body}</g>'
 
 
 def _cell_fill(grid: Grid, row: int, col: int) -> str:
@@ -169,31 +283,47 @@ def _cell_fill(grid: Grid, row: int, col: int) -> str:
 
 
 def _marks(grid: Grid, centre: Callable[[int, int], tuple[float, float]]) -> list[str]:
-    parts = []
-    for (row, col), mark in sorted(grid.marks.items()):
-        x, y = centre(row, col)
-        radius = CELL * 0.36
-        if mark.hollow:
-            parts.append(
-                f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="none" '
-                f'stroke="{mark.fill}" stroke-width="4" stroke-dasharray="5,3"/>'
-            )
-        else:
-            parts.append(
-                f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{mark.fill}" '
-                f'stroke="#333333" stroke-width="1.5"/>'
-            )
-        if mark.label:
-            ink = mark.fill if mark.hollow else mark.ink
-            parts.append(_text(x, y + 6, mark.label, ink, size=17, bold=True))
-    return parts
+    return [piece(*centre(row, col), mark) for (row, col), mark in sorted(grid.marks.items())]
 
 
-def _text(
-    x: float, y: float, text: str, ink: str = "#333333", size: int = 14, bold: bool = False
+def piece(x: float, y: float, mark: Mark) -> str:
+    """A piece as it stands on a cell centred at (x, y): a disc (or a ring if hollow) with its
+    letter."""
+    radius = CELL * 0.36
+    if mark.hollow:
+        disc = (
+            f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="none" '
+            f'stroke="{mark.fill}" stroke-width="4" stroke-dasharray="5,3"/>'
+        )
+    else:
+        disc = (
+            f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{mark.fill}" '
+            f'stroke="#333333" stroke-width="1.5"/>'
+        )
+    if not mark.label:
+        return disc
+    ink = mark.fill if mark.hollow else mark.ink
+    return disc + label(x, y + 6, mark.label, ink, size=17, bold=True)
+
+
+def label(
+    x: float,
+    y: float,
+    text: str,
+    ink: str = "#333333",
+    size: int = 14,
+    bold: bool = False,
+    anchor: str = "middle",
 ) -> str:
+    """``text`` with its baseline at ``y``, centred on ``x`` (``anchor="start"``: from ``x``)."""
     weight = ' font-weight="bold"' if bold else ""
     return (
-        f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="middle" fill="{ink}"'
+        f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{ink}"'
         f"{weight}>{escape(text)}</text>"
     )
+
+
+def text_width(text: str, size: int = 14) -> float:
+    """About how wide ``text`` is drawn (DejaVu Sans averages 0.6 of the font size a letter):
+    enough to make room for it."""
+    return len(text) * size * 0.6

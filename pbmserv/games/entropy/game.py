@@ -230,7 +230,8 @@ class Entropy(Game[EntropyState, EntropyMove]):
         return render_diagram(state, players)
 
     def svg(self, state: EntropyState, viewer: Viewer) -> str:
-        """Every counter in its colour; every viewer sees the same."""
+        """Every counter in its colour, the row and column scores, the counter Chaos must place,
+        and both rounds' boards once the game is over; every viewer sees the same."""
         del viewer
         return entropy_svg(state)
 

@@ -9,9 +9,10 @@ of the opponent's extinct, the mover wins (the inventor's ruling; Fairy-Stockfis
 
 The package, by seam: ``board`` (the chess.Board with these rules, registered in
 ``chess.variant.VARIANTS`` so that python-chess reads our PGN back), ``state`` (the stored
-position and how games end), ``notation`` (reading moves as players write them), ``storage``
-(loading a stored state field by field) and ``game`` (the Game contract on top of them). A move
-copies one board and pushes one move, whatever the game's length.
+position and how games end), ``notation`` (reading moves as players write them), ``lastmove``
+(the squares the last move left and reached, for the picture), ``storage`` (loading a stored
+state field by field) and ``game`` (the Game contract on top of them). A move copies one board
+and pushes one move, whatever the game's length.
 """
 
 from __future__ import annotations

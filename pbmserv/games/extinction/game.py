@@ -1,10 +1,9 @@
 """Extinction Chess under the game contract: turns, moves, the diagram, storage and the PGN
-record, built on the board, state, notation and storage modules."""
+record, built on the board, state, notation, lastmove and storage modules."""
 
 from __future__ import annotations
 
 import random
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -23,6 +22,7 @@ from pbmserv.games.base import (
     Turn,
     Viewer,
 )
+from pbmserv.games.drawing import HIGHLIGHT, HIGHLIGHT_FROM
 from pbmserv.games.extinction.board import (
     _INITIAL,
     _SYNTAX,
@@ -30,6 +30,7 @@ from pbmserv.games.extinction.board import (
     SEAT_NAMES,
     ExtinctionMove,
 )
+from pbmserv.games.extinction.lastmove import origins, squares
 from pbmserv.games.extinction.notation import (
     _is_draw_text,
     _MoveReader,
@@ -48,6 +49,7 @@ from pbmserv.games.extinction.state import (
 )
 from pbmserv.games.extinction.storage import (
     _load_board,
+    _load_last_from,
     _load_last_move,
     _load_result,
     _load_seen,
@@ -182,6 +184,7 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
             taken=(taken[0], taken[1]),
             last_move=san,
             result=_position_result(board, seen),
+            last_from=move.from_square,
             _board=board,
         )
 
@@ -229,13 +232,13 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         return "\n".join(lines)
 
     def svg(self, state: ExtinctionState, viewer: Viewer) -> str:
-        """python-chess's board, from Black's side for Black, with coordinates; the square the
-        last move went to highlighted."""
-        target = re.findall(r"[a-h][1-8]", state.last_move or "")
-        if state.last_move and state.last_move.startswith("O-O"):
-            rank = "1" if state.seat_to_move == 1 else "8"  # the side that just castled
-            target = [("c" if state.last_move.startswith("O-O-O") else "g") + rank]
-        fill = {chess.parse_square(target[-1]): "#f2e45c"} if target else {}
+        """python-chess's board, from Black's side for Black, with coordinates; the squares the
+        last move left in a pale yellow and those it reached in yellow (castling: the king's
+        and the rook's)."""
+        mover = chess.WHITE if state.seat_to_move == 1 else chess.BLACK
+        left, reached = squares(state.last_move, mover, state.last_from)
+        fill = dict.fromkeys(left, HIGHLIGHT_FROM)
+        fill.update(dict.fromkeys(reached, HIGHLIGHT))
         return chess.svg.board(
             chess.Board(state.fen),
             orientation=chess.BLACK if viewer == 1 else chess.WHITE,
@@ -263,7 +266,8 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
 
     def dump(self, state: ExtinctionState) -> dict[str, Any]:
         """Versioned JSON: the FEN, the positions since the last irreversible move, the captured
-        pieces, the last move and the result."""
+        pieces, the last move and the result; and ``last_from``, the square the last move left,
+        where the move and the position leave it open (``e4`` from e2 or e3)."""
         result = None
         if state.result is not None:
             result = {
@@ -271,7 +275,7 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
                 "reason": state.result.reason,
                 "termination": state.result.termination.value,
             }
-        return {
+        data = {
             "version": self.STATE_VERSION,
             "fen": state.fen,
             "seen": list(state.seen),
@@ -279,6 +283,14 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
             "last_move": state.last_move,
             "result": result,
         }
+        last, left = state.last_move, state.last_from
+        if (
+            last is not None
+            and left is not None
+            and origins(state._board, last, state.seen) != (left,)
+        ):
+            data["last_from"] = chess.square_name(left)
+        return data
 
     def load(self, data: Mapping[str, Any]) -> ExtinctionState:
         """Check every field against the position and rebuild the board from the FEN."""
@@ -293,8 +305,14 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         offer = data.get("draw_offer")
         if offer is not None and (type(offer) is not int or offer not in (0, 1)):
             raise StateError(f"extinction: bad draw offer {offer!r}")
+        last_from = _load_last_from(data.get("last_from"), board, last_move, seen)
         state = ExtinctionState(
-            fen=board.fen(), seen=seen, taken=taken, last_move=last_move, _board=board
+            fen=board.fen(),
+            seen=seen,
+            taken=taken,
+            last_move=last_move,
+            last_from=last_from,
+            _board=board,
         )
         result = _load_result(data.get("result"), state, offered=offer is not None)
         return replace(state, result=result)

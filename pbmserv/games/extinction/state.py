@@ -32,8 +32,10 @@ class ExtinctionState:
     ``seen`` holds the positions (:func:`position_key`) since the last capture, pawn move or
     loss of a castling right, the current one last; no earlier position can come back, so this
     is all that repetitions need, and it never holds more than 151 entries. ``taken`` is what
-    White and Black have captured, in order (FEN letters). ``_board`` is the board of
-    ``fen``, shared and never changed.
+    White and Black have captured, in order (FEN letters). ``last_from`` is the square the last
+    move left (the king's, for castling), for the picture; None before the first move, and in a
+    state stored before it was kept if the move and the position leave it open. ``_board`` is
+    the board of ``fen``, shared and never changed.
     """
 
     fen: str
@@ -41,6 +43,7 @@ class ExtinctionState:
     taken: tuple[str, str] = ("", "")
     last_move: str | None = None
     result: Outcome | None = None
+    last_from: chess.Square | None = None
     _board: ExtinctionBoard = field(default=None, compare=False, repr=False)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:

@@ -19,6 +19,7 @@ from pbmserv.games.extinction.board import (
     AUTO_REPETITIONS,
     ExtinctionBoard,
 )
+from pbmserv.games.extinction.lastmove import origins
 from pbmserv.games.extinction.notation import (
     _MoveReader,
 )
@@ -183,6 +184,26 @@ def _load_last_move(last: object, board: ExtinctionBoard, seen: tuple[str, ...])
         if before.san_and_push(move) != last or position_key(before) != seen[-1]:
             raise StateError(f"extinction: the last move {last!r} does not lead here")
     return last
+
+
+def _load_last_from(
+    stored: object, board: ExtinctionBoard, last_move: str | None, seen: tuple[str, ...]
+) -> chess.Square | None:
+    """The square the last move left: as stored, one it may have left; not stored, the one
+    square the move and the position allow, or None (a state stored before it was kept)."""
+    if last_move is None:
+        if stored is not None:
+            raise StateError(f"extinction: bad last_from {stored!r} with no last move")
+        return None
+    found = origins(board, last_move, seen)
+    if stored is None:
+        return found[0] if len(found) == 1 else None
+    if not isinstance(stored, str) or stored not in chess.SQUARE_NAMES:
+        raise StateError(f"extinction: bad last_from {stored!r}")
+    square = chess.parse_square(stored)
+    if square not in found:
+        raise StateError(f"extinction: the last move {last_move!r} did not come from {stored}")
+    return square
 
 
 def _load_result(stored: object, state: ExtinctionState, *, offered: bool) -> Outcome | None:

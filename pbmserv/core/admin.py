@@ -13,13 +13,14 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
-from pbmserv.core import board_mail, bouncing, confirmation, ratings
+from pbmserv.core import bouncing, confirmation, numbering, ratings
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.parser import article
 from pbmserv.core.passwords import hash_password
+from pbmserv.core.reply_rotation import rotate_reply_addresses
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import (
@@ -163,7 +164,7 @@ def reset_password(ctx: CommandContext, userid: str) -> str:
         )
     password = secrets.token_urlsafe(9)
     user.password_hash = hash_password(password)
-    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
+    rotate_reply_addresses(ctx, user)  # old reply addresses stop; new ones go out at once
     ctx.notify(
         Notification(
             to=user.email,
@@ -188,7 +189,7 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
     bouncing.clear_bouncing(ctx.session, address, ctx.now())  # ... and that mail reaches it
     ctx.forget_confirmations()
     user.email, user.pending_email = address, None
-    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
+    rotate_reply_addresses(ctx, user)  # old reply addresses stop; new ones go out at once
     context = {"userid": user.display_id, "old": old, "new": address}
     for to in dict.fromkeys([old, address]):
         ctx.notify(
@@ -309,7 +310,9 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     unrated = board.finished and ratings.unrate(ctx, board.row)  # rated again if it ends again
     if last.kind == "move":
         service.take_back_moves(ctx, board, 1)
-        taken = f"took back move {last.ply + 1} ({last.public_text or last.text})"
+        taken = "took back " + numbering.named(
+            board.game.SPEC, last.ply, last.public_text or last.text
+        )
     else:
         ctx.session.delete(last)
         taken = f"reopened the game ended by {last.kind} ({last.text})"

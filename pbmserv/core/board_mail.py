@@ -6,19 +6,30 @@ mail also names a reply address, ``pbmserv+b17-s0-TOKEN@host``: a reply to it fr
 player's own address is that seat's command on that board, with no password. The token is
 secret (80 random bits), one per seat and board, new whenever the user's password or address
 changes, and worth nothing once the board has ended.
+
+A chat line's notice to a player names another address of the seat, ``pbmserv+c17-s0-MAC@host``:
+a reply to it is a chat line back to the board's other readers (unless it starts with a
+command word). Its MAC is made of the seat's token, so it changes with it, and gives nothing of
+it away. A message's notice names ``pbmserv+m5-u3-MAC@host``: a reply from user 5's address is
+a message back to user 3; its MAC (the server's key over both users, the reader's password hash
+and address) changes when the reader's password or address does.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import hmac
 import re
 import secrets
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from email.utils import make_msgid
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from pbmserv.core.bouncing import bounce_key  # the server's key (of the bounce addresses' MACs)
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import MailThread
 from pbmserv.db.models import BoardMail, GameRow, User
@@ -26,17 +37,30 @@ from pbmserv.db.models import BoardMail, GameRow, User
 #: Lower case only: some mail systems lower-case the local part of an address.
 _TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
 _TOKEN_LENGTH = 16  # 80 bits
-_TAG = re.compile(r"b(\d{1,9})-s(\d{1,2})-([a-z2-7]{16})")
-#: A reply address's secret (a seat's token, an address's confirmation code) in any letter case:
-#: mail systems may change the case of a local part, and the server reads it case-blind.
-_TAG_IN_TEXT = re.compile(r"(\+(?:b\d{1,9}-s\d{1,2}|confirm)-)[a-z2-7]{16}", re.IGNORECASE)
+_TAG = re.compile(r"([bc])(\d{1,9})-s(\d{1,2})-([a-z2-7]{16})")
+_MESSAGE_TAG = re.compile(r"m(\d{1,9})-u(\d{1,9})-([a-z2-7]{16})")
+#: A reply address's secret (a seat's token, a chat's or a message's MAC, an address's
+#: confirmation code) in any letter case: mail systems may change the case of a local part,
+#: and the server reads it case-blind.
+_TAG_IN_TEXT = re.compile(
+    r"(\+(?:[bc]\d{1,9}-s\d{1,2}|m\d{1,9}-u\d{1,9}|confirm)-)[a-z2-7]{16}", re.IGNORECASE
+)
+#: What a reply to each kind of address is: a seat's commands, a chat line back to a board's
+#: readers, a message back to its author.
+SEAT, CHAT, MESSAGE = "seat", "chat", "message"
 
 
 @dataclass(frozen=True)
 class ReplyTag:
-    board: int
-    seat: int
+    """A reply address's tag: ``board`` and ``seat`` (a seat's or a chat's), or ``reader``
+    and ``author`` (a message's), and the secret."""
+
+    board: int | None
+    seat: int | None
     token: str
+    kind: str = SEAT
+    reader: int | None = None
+    author: int | None = None
 
 
 def new_token() -> str:
@@ -63,9 +87,47 @@ def _tag(board: int, seat: int, token: str | None) -> str:
 def parse_tag(tag: str) -> ReplyTag | None:
     """The parts of a reply-address tag, or None when it is not one."""
     match = _TAG.fullmatch(tag.lower())
-    if match is None:
+    if match is not None:
+        kind = SEAT if match.group(1) == "b" else CHAT
+        return ReplyTag(int(match.group(2)), int(match.group(3)), match.group(4), kind)
+    match = _MESSAGE_TAG.fullmatch(tag.lower())
+    if match is not None:
+        reader, author = int(match.group(1)), int(match.group(2))
+        return ReplyTag(None, None, match.group(3), MESSAGE, reader=reader, author=author)
+    return None
+
+
+def _mac(key: bytes, text: str) -> str:
+    digest = hmac.new(key, text.encode(), hashlib.sha256).digest()
+    return base64.b32encode(digest).decode("ascii").lower()[:_TOKEN_LENGTH]
+
+
+def chat_tag(board: int, seat: int, seat_token: str) -> str:
+    """The tag of a chat notice's reply address for a seat (``c17-s0-MAC``)."""
+    return f"c{board}-s{seat}-{_mac(seat_token.encode(), 'chat')}"
+
+
+def _message_mac(key: bytes, reader: User, author_id: int) -> str:
+    return _mac(key, f"message|{reader.id}|{author_id}|{reader.password_hash}|{reader.email}")
+
+
+def message_tag(session: Session, reader: User, author: User) -> str:
+    """The tag of a message notice's reply address (``m5-u3-MAC``): ``reader`` answers
+    ``author`` by replying."""
+    return f"m{reader.id}-u{author.id}-{_message_mac(bounce_key(session), reader, author.id)}"
+
+
+def find_message_reply(session: Session, tag: ReplyTag) -> tuple[User, User] | None:
+    """The reader and the author a message's reply address stands for; None when its MAC is
+    wrong (never right, or the reader's password or address changed since) or either is
+    gone."""
+    if tag.kind != MESSAGE or tag.reader is None or tag.author is None:
         return None
-    return ReplyTag(int(match.group(1)), int(match.group(2)), match.group(3))
+    reader, author = session.get(User, tag.reader), session.get(User, tag.author)
+    if reader is None or author is None or reader.disabled or author.disabled:
+        return None
+    right = _message_mac(bounce_key(session), reader, author.id)
+    return (reader, author) if hmac.compare_digest(right, tag.token) else None
 
 
 def _mail_of(
@@ -122,6 +184,16 @@ def thread(ctx: CommandContext, row: GameRow, user: User, seat: int | None) -> M
     return threads(ctx, row, [(user, seat)])[user.id]
 
 
+def chat_thread(ctx: CommandContext, row: GameRow, user: User, seat: int | None) -> MailThread:
+    """The next mail of ``row`` to one user, a chat line's notice: a player's carries the
+    seat's chat reply address (a reply is a chat line back), an observer's none."""
+    found = thread(ctx, row, user, seat)
+    if seat is None or found.reply_tag is None:
+        return replace(found, reply_tag=None)
+    token = found.reply_tag.rpartition("-")[2]
+    return replace(found, reply_tag=chat_tag(row.id, seat, token))
+
+
 def rotate_tokens(session: Session, user: User) -> None:
     """New reply tokens for every seat of ``user`` (their password or address changed: the
     reply addresses mailed before must stop working)."""
@@ -140,17 +212,40 @@ class ReplySeat:
     seat: int
     user: User
     problem: str | None = None
+    #: The kind of address replied to: the seat's own, or a chat notice's.
+    via: str = SEAT
+
+
+def _chat_mail(session: Session, tag: ReplyTag) -> BoardMail | None:
+    """The seat's row whose token the chat address's MAC was made of, if any."""
+    query = select(BoardMail).where(
+        BoardMail.game_id == tag.board, BoardMail.seat == tag.seat, BoardMail.token.is_not(None)
+    )
+    for mail in session.scalars(query):
+        assert tag.board is not None and tag.seat is not None and mail.token is not None
+        if hmac.compare_digest(chat_tag(tag.board, tag.seat, mail.token), _tag_text(tag)):
+            return mail
+    return None
+
+
+def _tag_text(tag: ReplyTag) -> str:
+    return f"{'b' if tag.kind == SEAT else 'c'}{tag.board}-s{tag.seat}-{tag.token}"
 
 
 def find_reply_seat(session: Session, tag: ReplyTag) -> ReplySeat | None:
-    """The seat a reply address stands for; None when no seat has that token (it never did,
-    or it was rotated, or the seat changed hands)."""
-    mail = session.scalar(select(BoardMail).where(BoardMail.token == tag.token))
-    if mail is None or (mail.game_id, mail.seat) != (tag.board, tag.seat):
+    """The seat a reply address (a seat's, or a chat notice's) stands for; None when no seat
+    has that token (it never did, or it was rotated, or the seat changed hands)."""
+    if tag.kind == CHAT:
+        mail = _chat_mail(session, tag)
+    elif tag.kind == SEAT:
+        mail = session.scalar(select(BoardMail).where(BoardMail.token == tag.token))
+    else:
+        return None
+    if mail is None or (mail.game_id, mail.seat) != (tag.board, tag.seat) or tag.seat is None:
         return None
     row = session.get(GameRow, tag.board)
     seated = next((s for s in row.seats if s.seat == tag.seat), None) if row else None
     if row is None or seated is None or seated.user_id != mail.user_id:
         return None
     problem = "ended" if row.status != "active" else "disabled" if seated.user.disabled else None
-    return ReplySeat(row, tag.seat, seated.user, problem)
+    return ReplySeat(row, tag.seat, seated.user, problem, via=tag.kind)

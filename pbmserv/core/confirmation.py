@@ -19,8 +19,8 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
-from pbmserv.core import board_mail
 from pbmserv.core.context import CommandContext
+from pbmserv.core.reply_rotation import rotate_reply_addresses
 from pbmserv.core.results import MailThread, Notification
 from pbmserv.db.models import Address, InboxMessage, User
 
@@ -138,7 +138,7 @@ def move_mail(ctx: CommandContext, user: User, new_address: str) -> None:
     """Send ``user``'s mail to ``new_address`` from now on; both addresses are told."""
     old_address = user.email
     user.email = new_address
-    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
+    rotate_reply_addresses(ctx, user)  # old reply addresses stop; new ones go out at once
     data = {"userid": user.display_id, "old": old_address, "new": new_address}
     told = {ctx.sender.lower()} if ctx.sender else set()
     for address in (old_address, new_address):

@@ -14,10 +14,10 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, joinedload
 
-from pbmserv.core import board_mail, ratings
+from pbmserv.core import board_mail, numbering, ratings
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
-from pbmserv.core.results import CommandError, Notification
+from pbmserv.core.results import CommandError, MailThread, Notification
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
     OMNISCIENT,
@@ -245,7 +245,8 @@ def replay_moves(board: Board, texts: Sequence[str]) -> Any:
         )
         if move is None:
             raise CommandError(
-                f"board {board.number}: stored move {ply + 1} ({text}) replays no more"
+                f"board {board.number}: stored "
+                f"{numbering.named(board.game.SPEC, ply, text)} replays no more"
             )
         state = game.apply(state, move, move_rng(board.row.seed, ply))
     return state
@@ -519,6 +520,9 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         "finished": board.finished,
         "result": result_text(board) if board.finished else None,
         "moves": game.move_number(board.state),
+        # In the game's own numbering (a chess game numbers both sides' moves as one).
+        "moves_played": numbering.played_so_far(spec, game.move_number(board.state)),
+        "next_move": numbering.number_of(spec, game.move_number(board.state)),
         "last_move": game.last_move_text(board.state),
         "your_turn": your_turn,
         "prompt": turn.prompts.get(seat) if your_turn and seat is not None else None,
@@ -554,20 +558,31 @@ def notify_board(
     threads = board_mail.threads(ctx, board.row, recipients)
     for user, seat in recipients:
         seen = event if seat is None else private_events.get(seat, event)
-        ctx.notify(
-            Notification(
-                to=user.email,
-                channel="board",
-                kind="board",
-                data={
-                    "view": board_view(board, seat, user),
-                    "event": seen,
-                    "reply_by_mail": threads[user.id].reply_tag is not None,
-                },
-                thread=threads[user.id],
-                picture=board_picture(ctx, board, seat, user),
-            )
-        )
+        ctx.notify(board_notification(ctx, board, user, seat, seen, threads[user.id]))
+
+
+def board_notification(
+    ctx: CommandContext,
+    board: Board,
+    user: User,
+    seat: int | None,
+    event: str,
+    thread: MailThread,
+) -> Notification:
+    """The board mail of ``board`` to one reader (a seat's player, or an observer), in their
+    ``thread`` (which carries the seat's reply address, if any)."""
+    return Notification(
+        to=user.email,
+        channel="board",
+        kind="board",
+        data={
+            "view": board_view(board, seat, user),
+            "event": event,
+            "reply_by_mail": thread.reply_tag is not None,
+        },
+        thread=thread,
+        picture=board_picture(ctx, board, seat, user),
+    )
 
 
 def board_notice(

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from sqlalchemy import select
 
 from pbmserv.core import game_service as service
+from pbmserv.core import numbering
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import CommandError
@@ -139,7 +140,8 @@ def accept(ctx: CommandContext, board: Board, seat: int, standing: Proposal) -> 
         board.row.updated_at = ctx.now()
         return f"Draw agreed: {board.seat_label(seat)} accepted {proposer}'s proposal."
     taken = service.take_back_moves(ctx, board, _undo_count(ctx, board, standing.seat))
-    listed = ", ".join(f"move {row.ply + 1} ({row.public_text or row.text})" for row in taken)
+    spec = board.game.SPEC
+    listed = ", ".join(numbering.named(spec, r.ply, r.public_text or r.text) for r in taken)
     service.record_event(ctx, board, "undo", f"took back {listed} by agreement")
     return f"By agreement, {proposer} took back {listed}."
 

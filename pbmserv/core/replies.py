@@ -19,6 +19,7 @@ from sqlalchemy.orm import Session
 from pbmserv.core.addresses import users_of_address
 from pbmserv.core.board_mail import ReplySeat
 from pbmserv.core.commands import GAME_COMMANDS
+from pbmserv.core.dispatch import is_command
 from pbmserv.core.logins import REPLY_PASSWORD
 from pbmserv.db.models import User
 from pbmserv.games import find_game
@@ -39,11 +40,30 @@ PUBLIC_WORDS = frozenset({"history", "show"})
 
 @dataclass(frozen=True)
 class ReplyLine:
-    """One command of a reply: the line to run, and whether it was built from bare words
-    (then it runs as the seat's user, with no password)."""
+    """One command of a reply: the line to run, whether it was built from bare words (then it
+    runs as the seat's user, with no password), and whether it is the reply's first line
+    taken as the move for want of a command word (``guessed``: an error then says so)."""
 
     text: str
     built: bool
+    guessed: bool = False
+
+
+#: Words a greeting line starts with ("Hi Erin,", "Dear Bob", "Good morning!").
+_GREETING_WORDS = frozenset(
+    {"hi", "hello", "hey", "heya", "hiya", "howdy", "dear", "greetings", "hallo", "yo", "morning"}
+)
+
+
+def is_greeting(text: str) -> bool:
+    """A greeting above the move: a short line that starts with a word of greeting ("Hi
+    Erin,", "Good morning!"), or a name and a comma alone ("Erin,")."""
+    words = text.lower().replace(",", " , ").replace("!", " ! ").split()
+    if not words or len(words) > 6:
+        return False
+    if words[0] in _GREETING_WORDS or words[:2] in (["good", "morning"], ["good", "evening"]):
+        return True
+    return words[:2] == ["good", "afternoon"] or (len(words) <= 3 and words[-1] == ",")
 
 
 def seat_commands(
@@ -64,14 +84,23 @@ def reply_commands(
 ) -> list[ReplyLine]:
     """The commands a reply's own ``lines`` mean for ``userid``'s seat on ``board``."""
     found: list[ReplyLine] = []
-    for index, text in enumerate(lines):
+    # A greeting above the move is left out, as a sign-off below it is.
+    start = next((i for i, text in enumerate(lines) if not is_greeting(text)), 0)
+    for index, text in enumerate(lines[start:], start):
         if is_command(text):
             found.append(ReplyLine(text, built=False))
             continue
-        built = _built(text, game, board, userid, first=index == 0)
+        first = index == start
+        built = _built(text, game, board, userid, first=first)
         if built is not None:
-            found.append(ReplyLine(built, built=True))
+            guessed = first and built.startswith(f"{game.SPEC.name} move ") and not _worded(text)
+            found.append(ReplyLine(built, built=True, guessed=guessed))
     return found
+
+
+def _worded(text: str) -> bool:
+    """Whether the line starts with the command word ``move`` itself."""
+    return text.split()[0].lower() == "move"
 
 
 def _built(text: str, game: AnyGame, board: int, userid: str, first: bool) -> str | None:
@@ -89,6 +118,30 @@ def _built(text: str, game: AnyGame, board: int, userid: str, first: bool) -> st
     if first:
         return f"{name} move {board} {userid} {REPLY_PASSWORD} {text}"
     return None
+
+
+def starts_with_command(seat: ReplySeat, line: str) -> bool:
+    """Whether a reply's line starts with a word the seat's reply would run as a command."""
+    game = find_game(seat.row.game)
+    assert game is not None
+    word = line.split()[0].lower() if line.split() else ""
+    kinds = {k.name for k in game.SPEC.move_kinds}
+    return is_command(line) or word in PLAYER_WORDS | PUBLIC_WORDS | kinds | {"board"}
+
+
+def chat_back(seat: ReplySeat, lines: Sequence[str]) -> ReplyLine:
+    """A reply to a chat line's notice: the sender's own lines, as one chat line back."""
+    text = " ".join(lines)
+    return ReplyLine(
+        f"{seat.row.game} chat {seat.row.id} {seat.user.userid} {REPLY_PASSWORD} {text}", True
+    )
+
+
+def message_back(reader: User, author: User, lines: Sequence[str]) -> ReplyLine:
+    """A reply to a message's notice: the sender's own lines, as a message back to its
+    author."""
+    text = " ".join(lines)
+    return ReplyLine(f"message {reader.userid} {REPLY_PASSWORD} {author.userid} {text}", True)
 
 
 def writes_from(session: Session, user: User, address: str) -> bool:

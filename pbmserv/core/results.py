@@ -147,6 +147,9 @@ class Notification:
     picture: str | None = None
     #: A digest's pictures, one a board in the order of ``data["boards"]``.
     pictures: tuple[str, ...] = ()
+    #: A reply-address tag for a notice outside a board's thread (a message's): secret, for
+    #: this recipient only.
+    reply_tag: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in NOTICE_KINDS:

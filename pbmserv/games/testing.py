@@ -613,6 +613,10 @@ def check_playout(
         dumps.append(data)
         if bool(game.to_move(state).seats) == (game.outcome(state) is not None):
             raise _fail(f"{where}: outcome and to_move disagree")
+        if game.move_number(state) != ply:
+            # The server counts the moves it applies; the board mail's number must be that
+            # count, or #N, show BOARD#N and undo would disagree with it.
+            raise _fail(f"{where}: move_number is {game.move_number(state)}, not {ply}")
     for ply in sorted({0, last // 2, max(0, last - 1)}):
         if game.to_move(states[ply]).seats:
             check_garbage(game, states[ply], playout.where(ply))

@@ -16,9 +16,10 @@ from pbmserv.config import Settings
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification, Section
 from pbmserv.mail import headers, mime
-from pbmserv.mail.decode import REPLY_PREFIX
+from pbmserv.mail.html_layout import layout
 from pbmserv.mail.pictures import width_of
-from pbmserv.mail.wording import notice_template, section_template
+from pbmserv.mail.reply_text import REPLY_PREFIX
+from pbmserv.mail.wording import notice_headline, notice_template, section_template
 from pbmserv.resources import templates_dir
 
 
@@ -49,9 +50,10 @@ def html_environment() -> Environment:
 
 def render_html(subject: str, text: str, pictures: Sequence[tuple[str, str]]) -> str:
     """The HTML alternative of a board mail: the pictures (Content-ID, SVG) above the text,
-    which stays whole (for screen readers, and for what the pictures leave out)."""
+    which stays whole (for screen readers, and for what the pictures leave out), laid out
+    for a phone's width by :func:`pbmserv.mail.html_layout.layout` (the template escapes it)."""
     shown = [{"cid": cid, "width": width_of(svg)} for cid, svg in pictures]
-    context = {"subject": subject, "text": text, "pictures": shown}
+    context = {"subject": subject, "paragraphs": layout(text), "pictures": shown}
     return html_environment().get_template("mail/board.html.j2").render(**context)
 
 
@@ -154,5 +156,9 @@ def render_section(section: Section, server_address: str) -> str:
 
 def render_notice(notification: Notification, server_address: str) -> str:
     """A notice's body, as :mod:`pbmserv.mail.wording` words its kind."""
-    data = {"server_address": server_address, **notification.data}
+    data = {
+        "server_address": server_address,
+        "headline": notice_headline(notification),
+        **notification.data,
+    }
     return render(notice_template(notification), data)

@@ -60,15 +60,10 @@ from pbmserv.mail.compose import (
     render_reply_body,
     reply_subject,
 )
-from pbmserv.mail.decode import (
-    REPLY_PREFIX,
-    IncomingMail,
-    command_lines,
-    own_lines,
-    parse_message,
-)
+from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
 from pbmserv.mail.headers import safe_address
-from pbmserv.mail.reply_address import confirm_tags, reply_tags, seat_reply
+from pbmserv.mail.reply_address import answer_reply_tag, confirm_tags, reply_tags, seat_reply
+from pbmserv.mail.reply_text import REPLY_PREFIX, own_lines
 from pbmserv.mail.wording import notice_subject
 
 log = logging.getLogger("pbmserv.process")
@@ -95,11 +90,13 @@ def outbox_row(
     thread: MailThread | None = None,
     picture: str | None = None,
     pictures: Sequence[str] = (),
+    reply_tag: str | None = None,
 ) -> dict[str, Any] | None:
     """The outbox row of one composed message; ``answering`` is the message it replies to
     (threading headers, auto-replied), ``thread`` its place in a board's thread (threading
-    headers, the seat's reply address). None, with one log line, when ``to`` is no address we
-    can safely write and send to."""
+    headers, the seat's reply address), ``reply_tag`` a reply address's tag where ``thread``
+    has none (a message's notice, a board answered to its player). None, with one log line,
+    when ``to`` is no address we can safely write and send to."""
     if safe_address(to) is None:
         log.warning(
             "not answering an address we cannot write safely",
@@ -119,6 +116,7 @@ def outbox_row(
         threading = {
             "in_reply_to": answering.message_id if answering else None,
             "references": answering.references if answering else (),
+            "reply_to": reply_address(settings.address, reply_tag) if reply_tag else None,
         }
     message = build_message(
         settings=settings,
@@ -180,6 +178,7 @@ def notification_rows(
             thread=note.thread,
             picture=note.picture,
             pictures=note.pictures,
+            reply_tag=note.reply_tag,
         )
         if row is not None:
             rows.append(row)
@@ -328,11 +327,15 @@ def _handle(
         # Said as a count: a line that is no command may hold a password, never quoted back.
         seen = {"lines": len(lines), "from_subject": lines == [" ".join(mail.subject.split())]}
         sections = [Section("no_command", seen, ok=False, summary="no command")]
+    # A board shown to its player carries the seat's reply address (found before the body
+    # is rendered: the board then says a reply plays).
+    answer_tag = answer_reply_tag(ctx, sections, mail.sender)
     reply = outbox_row(
         settings,
         to=mail.sender,
         kind="reply",
         subject=reply_subject(_quoted_subject(mail.subject, lines)),
+        reply_tag=answer_tag,
         body=render_reply_body(sections, settings),
         now=now,
         inbox_id=item.id,
@@ -435,9 +438,22 @@ def _dispatch_reply(ctx: CommandContext, line: ReplyLine, userid: str | None) ->
         return dispatch_line(ctx, line.text)
     ctx.reply_login = userid
     try:
-        return dispatch_line(ctx, line.text)
+        section = dispatch_line(ctx, line.text)
     finally:
         ctx.reply_login = None
+    if line.guessed and section.kind == "error" and section.data.get("syntax"):
+        # The first line was no move (a move the rules forbid quotes no syntax): how a reply
+        # is read is what the player needs to hear, not the command's full syntax.
+        section.data = {**section.data, "syntax": None, "hint": REPLY_FIRST_LINE_HINT}
+    return section
+
+
+#: Said when a reply's first line, read as the move, did not work as one.
+REPLY_FIRST_LINE_HINT = (
+    "The first line of your reply (after a greeting) is read as your move: write the move\n"
+    'alone on it, or start it with a command word such as "resign" or "chat TEXT".\n'
+    'Send "help replying" for more.'
+)
 
 
 def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
@@ -645,7 +661,7 @@ def _boards_of(items: Sequence[Prepared | Exception]) -> set[int]:
     for item in items:
         if isinstance(item, Prepared):
             named |= boards_named(item.lines)
-            named.update(tag.board for tag in item.tags)
+            named.update(tag.board for tag in item.tags if tag.board is not None)
     return named
 
 

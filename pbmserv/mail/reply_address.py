@@ -20,6 +20,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import is_command
 from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import Section
+from pbmserv.db.models import GameRow
 from pbmserv.mail.authentication import Verdict
 from pbmserv.mail.decode import IncomingMail
 
@@ -76,6 +77,9 @@ def seat_reply(
 ) -> SeatReply:
     """Check the first tag that names a seat and read the reply's ``own`` lines as that
     seat's commands; ``verdict`` is the receiving MTA's word on the From (mta_verdict)."""
+    message = next((tag for tag in tags if tag.kind == board_mail.MESSAGE), None)
+    if message is not None and not any(tag.kind != board_mail.MESSAGE for tag in tags):
+        return _message_reply(ctx, mail, message, own, verdict)
     found = next(
         (seat for tag in tags if (seat := board_mail.find_reply_seat(ctx.session, tag))), None
     )
@@ -97,4 +101,67 @@ def seat_reply(
         return _refusal("authentication", game, board)
     if found.problem is not None:
         return _refusal(found.problem, game, board)
+    if found.via == board_mail.CHAT and own and not replies.starts_with_command(found, own[0]):
+        # A reply to a chat line is a chat line back, unless it starts with a command word.
+        line = replies.chat_back(found, own)
+        return SeatReply(userid=found.user.userid, lines=[line])
     return SeatReply(userid=found.user.userid, lines=replies.seat_commands(found, own, is_command))
+
+
+def _message_reply(
+    ctx: CommandContext,
+    mail: IncomingMail,
+    tag: ReplyTag,
+    own: Sequence[str],
+    verdict: Verdict,
+) -> SeatReply:
+    """A reply to a message's notice: a message back to its author, from the reader's own
+    address (a whole command in it stands as written)."""
+    found = board_mail.find_message_reply(ctx.session, tag)
+    if found is None:
+        return _refusal("unknown")
+    reader, author = found
+    if not replies.writes_from(ctx.session, reader, mail.sender or ""):
+        return _refusal("message_sender")
+    if verdict not in (Verdict.UNCHECKED, Verdict.PASS):
+        return _refusal("authentication")
+    if own and is_command(own[0]):
+        return SeatReply(userid=reader.userid, lines=[ReplyLine(t, built=False) for t in own])
+    lines = [replies.message_back(reader, author, own)] if own else []
+    return SeatReply(userid=reader.userid, lines=lines)
+
+
+def _shown_board(section: Section) -> int | None:
+    """The board a section shows as it is now: a ``board`` answer, or a ``show`` of the
+    current position."""
+    if not section.ok:
+        return None
+    if section.kind == "board":
+        return int(section.data["view"]["board"])
+    if section.kind == "shown" and section.data.get("move") == section.data.get("moves"):
+        return int(section.data["board"])
+    return None
+
+
+def answer_reply_tag(ctx: CommandContext, sections: Sequence[Section], sender: str) -> str | None:
+    """The reply-address tag of the answer to ``sender``: the seat's, when the answer shows a
+    board being played (the last one it shows) and the sender's address is that seat's
+    player's (registered or added). The answer goes to that address alone, so the token
+    reaches no one else; a ``board`` answer in that player's own view then says so."""
+    for section in reversed(sections):
+        number = _shown_board(section)
+        if number is None:
+            continue
+        row = ctx.session.get(GameRow, number)
+        if row is None or row.status != "active":
+            return None
+        for seated in sorted(row.seats, key=lambda s: s.seat):
+            user = seated.user
+            if user.disabled or not replies.writes_from(ctx.session, user, sender):
+                continue
+            view = section.data.get("view")
+            if isinstance(view, dict) and view.get("userid") == user.display_id:
+                section.data = {**section.data, "reply_by_mail": True}
+            return board_mail.reply_tag(ctx, row, user, seated.seat)
+        return None
+    return None

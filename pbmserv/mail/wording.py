@@ -57,7 +57,8 @@ def _pairings_subject(data: Data) -> str:
     return f"tournament {tournament['name']} round {tournament['round']}: pairings"
 
 
-#: Notices: kind -> subject. The template of each is ``mail/KIND.txt.j2``.
+#: Notices: kind -> what the notice tells in a line (its headline). The template of each is
+#: ``mail/KIND.txt.j2``; the headline is the Subject, except in a board's thread (below).
 NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
     "board": _board_subject,
     "reminder": _reminder_subject,
@@ -100,5 +101,27 @@ def notice_template(notification: Notification) -> str:
     return f"mail/{notification.kind}.txt.j2"
 
 
-def notice_subject(notification: Notification) -> str:
+#: Notices that go in a reader's thread of a board, all under one Subject (see
+#: :func:`board_thread_subject`); their headline is their first body line instead.
+BOARD_THREAD_KINDS = frozenset({"board", "reminder", "chat", "proposal"})
+
+
+def board_thread_subject(game: str, board: int) -> str:
+    """The one Subject of every mail in a reader's thread of a board (board mail, reminders,
+    chat lines, proposals): mail programs that thread by subject as well as by References
+    (Gmail) would split the thread at each new Subject. What each mail tells (``your
+    move``, ``waiting for bob``) is its first body line."""
+    return f"{game} board {board}"
+
+
+def notice_headline(notification: Notification) -> str:
+    """What the notice tells, in one line (``owlman board 17: your move``)."""
     return NOTICE_SUBJECTS[notification.kind](notification.data)
+
+
+def notice_subject(notification: Notification) -> str:
+    if notification.kind in BOARD_THREAD_KINDS:
+        data = notification.data
+        view = data.get("view") or data
+        return board_thread_subject(view["game"], view["board"])
+    return notice_headline(notification)

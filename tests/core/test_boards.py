@@ -20,7 +20,7 @@ def test_game_games_filters_by_user_and_state(players: Client) -> None:
     setup_boards(players)
     active = players.run("chameleon games")
     assert active.ok and [b["board"] for b in active.data["boards"]] == [1]
-    assert "chameleon board 1: alice vs Bob, 0 moves, alice to move" in active.text
+    assert "chameleon board 1: alice vs Bob, moves played: 0, alice to move" in active.text
     everything = players.run("chameleon games alice all")
     assert [b["board"] for b in everything.data["boards"]] == [1, 2]
     assert "won by alice" in everything.text

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from pbmserv.db.models import GameRow, MoveRow, Observer, User
-from pbmserv.mail.wording import notice_subject
+from pbmserv.mail.wording import notice_headline
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db
@@ -104,7 +104,7 @@ def test_challenge_creates_board_and_mails_both_players(players: Client) -> None
     section = players.run("chameleon challenge -size=5 alice bob")
     assert section.ok and "Board 1" in section.text
     assert sorted(n.to for n in players.notifications) == ["alice@example.org", "bob@example.org"]
-    subjects = {n.to: notice_subject(n) for n in players.notifications}
+    subjects = {n.to: notice_headline(n) for n in players.notifications}
     assert subjects["alice@example.org"] == "chameleon board 1: your move"
     assert subjects["bob@example.org"] == "chameleon board 1: waiting for alice"
     with players.session() as session:
@@ -148,7 +148,7 @@ def test_moves_turns_passwords_and_errors(players: Client) -> None:
     assert count(players, MoveRow) == 0
     ok = players.run("chameleon move 1 alice secret1 c3x")
     assert ok.ok and "c3x" in ok.text
-    subjects = sorted(notice_subject(n) for n in players.notifications)
+    subjects = sorted(notice_headline(n) for n in players.notifications)
     assert subjects == ["chameleon board 1: waiting for Bob", "chameleon board 1: your move"]
     assert "The right syntax is" in garbage.text  # not a move at all: the syntax helps
     occupied = players.run("chameleon move 1 bob hunter22 c3o")
@@ -178,7 +178,7 @@ def test_a_whole_game_to_the_win_then_nothing_more(players: Client) -> None:
     final = players.run("chameleon move 1 bob hunter22 b3x")
     # Bob (Horz) completed only Vert's chain b1-b2-b3: the opponent, alice, wins.
     assert final.ok and "alice" in final.text and "won" in final.text
-    subjects = {n.to: notice_subject(n) for n in players.notifications}
+    subjects = {n.to: notice_headline(n) for n in players.notifications}
     assert subjects == {
         "alice@example.org": "chameleon board 1: you won",
         "bob@example.org": "chameleon board 1: you lost",
@@ -208,7 +208,7 @@ def test_resign_observe_unobserve_board_status(players: Client) -> None:
         "carol@example.org",
     ]
     carol_mail = next(n for n in players.notifications if n.to == "carol@example.org")
-    assert notice_subject(carol_mail) == "chameleon board 1: Bob to move"
+    assert notice_headline(carol_mail) == "chameleon board 1: Bob to move"
     board = players.run("chameleon board 1")
     assert board.ok and "f6" in board.text and "a b c" in board.text
     status = players.run("status bob")
@@ -289,7 +289,9 @@ def test_a_challenged_player_may_decline_before_moving(players: Client) -> None:
         assert session.scalar(select(MoveRow.kind).order_by(MoveRow.id.desc())) == "decline"
     mailed = players.notifications[before:]
     assert sorted(n.to for n in mailed) == ["alice@example.org", "bob@example.org"]
-    assert all("declined" in notice_subject(n) for n in mailed), [notice_subject(n) for n in mailed]
+    assert all("declined" in notice_headline(n) for n in mailed), [
+        notice_headline(n) for n in mailed
+    ]
     again = players.run("chameleon decline 1 bob hunter22")
     assert not again.ok and "already over" in again.text
 

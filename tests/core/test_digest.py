@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from pbmserv.db.models import OutboxMessage
 from pbmserv.mail.processor import maintain
-from pbmserv.mail.wording import notice_subject
+from pbmserv.mail.wording import notice_headline
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db
@@ -23,7 +23,7 @@ BOB = "bob@example.org"
 
 def board_mail_to(client: Client, address: str) -> list[str]:
     return [
-        notice_subject(n) for n in client.notifications if n.to == address and n.kind == "board"
+        notice_headline(n) for n in client.notifications if n.to == address and n.kind == "board"
     ]
 
 

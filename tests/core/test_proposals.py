@@ -7,7 +7,7 @@ from sqlalchemy import select
 
 from pbmserv.db.models import GameRow, MoveRow
 from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_subject
+from pbmserv.mail.wording import notice_headline
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db
@@ -39,7 +39,7 @@ def test_a_draw_proposed_and_accepted_ends_the_game_drawn_by_agreement(players: 
     assert proposed.ok and "You proposed a draw" in proposed.text
     (note,) = players.notifications
     assert note.to == "bob@example.org"
-    assert notice_subject(note) == "extinction board 1: alice (White) proposed a draw"
+    assert notice_headline(note) == "extinction board 1: alice (White) proposed a draw"
     body = render_notice(note, "s@x")
     assert "extinction accept 1 USERID PASSWORD" in body and "secret1" not in body
     # Bob may think it over across his own move: only alice's next move withdraws it.
@@ -87,7 +87,7 @@ def test_undo_takes_back_the_proposers_move_and_the_reply_to_it(players: Client)
     # Alice's turn: undo takes back bob's reply and her e4.
     assert players.run(f"extinction propose {ALICE} undo").ok
     taken = run_as_bob(players, f"extinction accept {BOB} undo")
-    assert taken.ok and "took back move 1 (e4), move 2 (e5)" in taken.text, taken.text
+    assert taken.ok and "took back 1. e4, 1... e5" in taken.text, taken.text
     row = board(players)
     assert row.ply == 0 and row.to_move == "0" and moves(players) == []
     assert players.run(f"extinction move {ALICE} d4").ok

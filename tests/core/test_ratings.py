@@ -121,7 +121,7 @@ def test_reopening_an_agreed_draw_says_so_and_that_the_ratings_are_taken_back(
         said = admin.undo_last(ctx, "1")
         told = {n.data["event"] for n in ctx.notifications if n.kind == "board"}
     assert "reopened the game (drawn (draw agreed" in said
-    assert said.endswith("took back move 3 (Bc4); the rating change it made is taken back")
+    assert said.endswith("took back 2. Bc4; the rating change it made is taken back")
     assert told == {f"The operator {said.removeprefix('board 1: ')}."}
     assert table(players, "extinction") == []
 

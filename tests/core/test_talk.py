@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_subject
+from pbmserv.mail.wording import notice_headline, notice_subject
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db
@@ -21,7 +21,8 @@ def test_chat_reaches_the_opponent_and_observers_and_stays_in_the_history(
     mail = {n.to: n for n in players.notifications}
     assert set(mail) == {"bob@example.org", "carol@example.org"}
     bob = mail["bob@example.org"]
-    assert notice_subject(bob) == "chameleon board 1: alice says"
+    assert notice_headline(bob) == "chameleon board 1: alice says"
+    assert notice_subject(bob) == "chameleon board 1"  # the subject of the board's thread
     assert "Good luck, Bob!" in render_notice(bob, "s@x")
     history = players.run("chameleon history 1")
     assert "alice says: Good luck, Bob!" in history.text

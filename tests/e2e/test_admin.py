@@ -56,6 +56,11 @@ def text_of(message) -> str:  # type: ignore[no-untyped-def]
     return message.get_body(("plain",)).get_content()
 
 
+def headline(message) -> str:  # type: ignore[no-untyped-def]
+    """What a mail tells first: a board's mail keeps one Subject, its news is the first line."""
+    return str(text_of(message).splitlines()[0])
+
+
 def play(engine, line: str, sender: str) -> bool:  # type: ignore[no-untyped-def]
     with transaction(session_factory(engine)) as session:
         return dispatch_line(
@@ -87,8 +92,12 @@ def test_users_list_show_disable_enable(shell: Shell, engine) -> None:  # type: 
 def test_reset_password_mails_a_working_new_one(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
     output = shell.run("users", "reset-password", "bob")
     assert "mailed to bob@example.org" in output
-    [mail] = shell.new_mail()
-    assert mail["To"] == "bob@example.org"
+    # The new password, and bob's board again with its seat's new reply address.
+    mail, board = sorted(
+        shell.new_mail(), key=lambda m: m["Subject"] != "pbmserv: new password for bob"
+    )
+    assert mail["To"] == "bob@example.org" and board["To"] == "bob@example.org"
+    assert board["Subject"] == "chameleon board 1" and "reply address has changed" in text_of(board)
     password = re.search(r"^    (\S+)$", mail.get_content(), re.M).group(1)  # type: ignore[union-attr]
     assert password not in output  # the operator's screen never shows it
     play(engine, "chameleon move 1 alice secret1 c3x", "alice@example.org")
@@ -98,7 +107,13 @@ def test_reset_password_mails_a_working_new_one(shell: Shell, engine) -> None:  
 
 def test_set_email_tells_both_addresses(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
     shell.run("users", "set-email", "bob", "robert@example.net")
-    assert sorted(m["To"] for m in shell.new_mail()) == ["bob@example.org", "robert@example.net"]
+    mailed = shell.new_mail()
+    assert sorted(m["To"] for m in mailed) == [
+        "bob@example.org",
+        "robert@example.net",
+        "robert@example.net",  # bob's board, with its seat's new reply address
+    ]
+    assert [m["Subject"] for m in mailed if m["Reply-To"]] == ["chameleon board 1"]
     with engine.connect() as conn:
         assert conn.scalar(select(User.email).where(User.userid == "bob")) == "robert@example.net"
     assert "not a mail address" in shell.run("users", "set-email", "bob", "nope", ok=False)
@@ -162,7 +177,7 @@ def test_json_errors_are_json_with_the_same_exit_code(shell: Shell) -> None:
 def test_adjudicate_and_delete(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
     out = shell.json("games", "adjudicate", "1", "--winner", "bob", "--reason", "alice left")
     assert "bob (Horz) won (adjudicated by the operator: alice left)" in out["message"]
-    subjects = sorted(m["Subject"] for m in shell.new_mail())
+    subjects = sorted(headline(m) for m in shell.new_mail())
     assert subjects == ["chameleon board 1: you lost", "chameleon board 1: you won"]
     assert "already over" in shell.run("games", "adjudicate", "1", "--draw", ok=False)
     with engine.connect() as conn:
@@ -275,7 +290,7 @@ def test_maintain_reminds_once_then_forfeits_on_a_controlled_clock(shell: Shell,
     assert shell.json("maintain", "--now", at(6))["reminded"] == []
     assert shell.json("maintain", "--now", at(8))["reminded"] == [1]
     reminders = shell.new_mail()
-    assert sorted(m["Subject"] for m in reminders) == [
+    assert sorted(headline(m) for m in reminders) == [
         "chameleon board 1: reminder, waiting for alice",
         "chameleon board 1: reminder, your move",
     ]
@@ -286,7 +301,7 @@ def test_maintain_reminds_once_then_forfeits_on_a_controlled_clock(shell: Shell,
         result = conn.scalar(select(GameRow.result))
         assert conn.scalar(select(MoveRow.kind)) == "forfeit"
     assert result["winners"] == [1] and "made no move in 28 days" in result["reason"]
-    assert sorted(m["Subject"] for m in shell.new_mail()) == [
+    assert sorted(headline(m) for m in shell.new_mail()) == [
         "chameleon board 1: you lost",
         "chameleon board 1: you won",
     ]

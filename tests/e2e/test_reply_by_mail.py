@@ -109,9 +109,9 @@ def test_a_game_played_by_replying_with_just_the_moves(server, engine, sink: Sin
     # Commands without their board words: a chat line and a draw proposal.
     _, out = answer(server, engine, sink, alice_next, "exd5\nchat your move, Bob\npropose draw")
     assert moves(engine)[-1] == "exd5"
-    chat = next(m for m in out if m.to == BOB and "alice says" in m.subject)
-    assert "your move, Bob" in chat.body
-    assert any("proposed a draw" in m.subject for m in out if m.to == BOB)
+    chat = next(m for m in out if m.to == BOB and "alice says" in m.body)
+    assert "your move, Bob" in chat.body and chat.subject == "extinction board 1"
+    assert any("proposes a draw" in m.body for m in out if m.to == BOB)
     bob_next = newest(out, BOB)
 
     # A wrong move is answered with the error; nothing changes.
@@ -154,14 +154,18 @@ def test_another_players_reply_is_told_whose_seat_it_is(server, engine, sink: Si
 
 def test_tokens_rotate_when_the_password_changes(server, engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
     first = start(server, engine, sink)
-    send(server, engine, sink, ALICE, "change password alice secret1 secret2")
+    _, out = send(server, engine, sink, ALICE, "change password alice secret1 secret2")
+    # At once: the answer names the board, and the board comes again with its new address.
+    [answer_mail] = [m for m in out if not m.message["Reply-To"]]
+    assert "extinction board 1" in answer_mail.body and not TOKEN.search(answer_mail.body.encode())
+    [fresh] = [m for m in out if m.message["Reply-To"]]
+    assert fresh.to == ALICE and fresh.subject == first[ALICE].subject
+    assert fresh.message["Reply-To"] != first[ALICE].message["Reply-To"]
+    assert fresh.message["In-Reply-To"] == first[ALICE].message["Message-ID"]  # same thread
+    assert "reply address has changed" in fresh.body
     _, out = answer(server, engine, sink, first[ALICE], "e4")
     assert moves(engine) == [] and "not a reply address of any board now" in out[0].body
-    _, out = send(server, engine, sink, ALICE, "extinction board 1 alice secret2")
-    # The next board mail carries the new address, which works.
-    _, out = send(server, engine, sink, BOB, "extinction chat 1 bob hunter22 hello")
-    fresh = next(m for m in out if m.to == ALICE)
-    assert fresh.message["Reply-To"] != first[ALICE].message["Reply-To"]
+    assert "latest board mail" not in out[0].body  # which was the old one: no longer said
     answer(server, engine, sink, fresh, "e4")
     assert moves(engine) == ["e4"]
 

@@ -182,12 +182,14 @@ def test_a_move_mails_the_board_to_both_players_and_observers(  # type: ignore[n
         by_to.setdefault(m.to, []).append(m)
     assert len(by_to["alice@example.org"]) == 2  # the reply and the board
     board_mail = next(m for m in by_to["bob@example.org"])
-    assert board_mail.subject == "chameleon board 1: your move"
+    assert board_mail.subject == "chameleon board 1"  # one Subject for the board's thread
+    assert board_mail.body.splitlines()[0] == "chameleon board 1: your move"
     assert "chameleon move 1 bob PASSWORD MOVE" in board_mail.body
     assert "last move: d4x" in board_mail.body
     assert board_mail.message["Auto-Submitted"] == "auto-generated"
     [carol] = by_to["carol@example.org"]
-    assert carol.subject == "chameleon board 1: bob to move"
+    assert carol.subject == "chameleon board 1"
+    assert carol.body.splitlines()[0] == "chameleon board 1: bob to move"
     with engine.connect() as conn:
         assert conn.scalar(select(func.count()).select_from(MoveRow)) == 1
 

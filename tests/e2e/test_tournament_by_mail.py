@@ -60,7 +60,13 @@ class Club:
         return result.stdout.decode()
 
     def mail_to(self, userid: str, subject: str) -> list[Received]:
-        return [m for m in self.sink.messages if m.to == address(userid) and m.subject == subject]
+        """The mail to ``userid`` under ``subject``, or (a board's thread keeps one Subject)
+        whose first line it is."""
+        return [
+            m
+            for m in self.sink.messages
+            if m.to == address(userid) and subject in (m.subject, (m.body.splitlines() or [""])[0])
+        ]
 
     def restart(self, settings: Settings) -> None:
         """Stop the server (nothing of the tournament is in its memory) and start another."""
@@ -179,7 +185,9 @@ def play_the_tournament(club: Club, settings: Settings) -> None:
     arrived = club.sink.messages
     for player in PLAYERS:
         mine = [i for i, m in enumerate(arrived) if m.to == address(player)]
-        last_board = max(i for i in mine if re.match(r"chameleon board \d+: ", arrived[i].subject))
+        last_board = max(
+            i for i in mine if re.fullmatch(r"chameleon board \d+", arrived[i].subject)
+        )
         standings = next(i for i in mine if "final standings" in arrived[i].subject)
         assert last_board < standings, [arrived[i].subject for i in mine[-4:]]
     body = text(finals[0][0])

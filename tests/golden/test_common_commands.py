@@ -30,11 +30,11 @@ STEPS: list[tuple[str, str, str]] = [
     (ALICE, "extinction preview 1 alice secret1 e4", ""),
     (ALICE, "extinction submit 1 alice secret1 e4", ""),
     (ALICE, "extinction confirm 1 alice secret1", ""),
-    (BOB, "extinction move 1 bob hunter22 e5#2", ""),
-    (BOB, "extinction move 1 bob hunter22 e5#2", ""),  # the same mail again: a no-op
+    (BOB, "extinction move 1 bob hunter22 e5#1", ""),
+    (BOB, "extinction move 1 bob hunter22 e5#1", ""),  # the same mail again: a no-op
     (BOB, "extinction queue 1 bob hunter22 Nf3 Nc6", ""),
     (ALICE, "extinction move 1 alice secret1 Nf3", ""),  # Nc6 answers at once
-    (ALICE, "extinction show 1#2", ""),
+    (ALICE, "extinction show 1#1", ""),
     (ALICE, "extinction propose 1 alice secret1 undo", ""),
     (BOB, "extinction accept 1 bob hunter22", ""),  # Nf3 and Nc6 taken back
     (ALICE, "extinction move 1 alice secret1 Bc4", ""),
@@ -62,8 +62,8 @@ def test_common_commands_by_mail_match_golden(server, engine, sink: Sink) -> Non
     for secret in ("secret1", "hunter22", "pass3333"):
         assert secret not in sent
     assert "bob (Black) played Nc6 (queued in advance)." in transcript
-    assert "the move was written for move 2 of board 1" in transcript
-    assert "By agreement, alice (White) took back move 3 (Nf3), move 4 (Nc6)." in transcript
+    assert "the move was written for move 1 of board 1, but the next is move 2" in transcript
+    assert "By agreement, alice (White) took back 2. Nf3, 2... Nc6." in transcript
     assert "Draw agreed: alice (White) accepted bob (Black)'s proposal." in transcript
     assert "alice says, on extinction board 1:" in transcript
     assert "The account carol is closed" in transcript

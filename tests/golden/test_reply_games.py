@@ -88,7 +88,10 @@ def reply_to(mail: Received, sender: str, style: str, text: str) -> EmailMessage
 
 
 def latest_board_mail(sink: Sink, to: str) -> Received:
-    return [m for m in sink.messages if m.to == to and m.message["Reply-To"]][-1]
+    """The newest mail to ``to`` with its seat's reply address (a chat line's notice has its
+    own, whose replies are chat lines back)."""
+    seats = [m for m in sink.messages if m.to == to and m.message["Reply-To"]]
+    return [m for m in seats if "+b" in m.message["Reply-To"].addresses[0].addr_spec][-1]
 
 
 def play(server, engine, sink: Sink, sender: str, message: EmailMessage, label: str) -> str:  # type: ignore[no-untyped-def]

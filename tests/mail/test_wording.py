@@ -32,11 +32,11 @@ def test_a_kind_nobody_words_is_refused_where_it_is_made() -> None:
 def test_subjects_read_as_before() -> None:
     view = {"game": "hmdg", "board": 7, "status": "your move", "your_turn": False}
     board = Notification("a@b", "board", "board", {"view": view})
-    assert wording.notice_subject(board) == "hmdg board 7: your move"
+    assert wording.notice_headline(board) == "hmdg board 7: your move"
     reminder = Notification(
         "a@b", "notice", "reminder", {"view": {**view, "waiting_for": ["bob", "carol"]}}
     )
-    assert wording.notice_subject(reminder) == "hmdg board 7: reminder, waiting for bob, carol"
+    assert wording.notice_headline(reminder) == "hmdg board 7: reminder, waiting for bob, carol"
     tournament = {"name": "spring", "round": 2}
     standings = Notification(
         "a@b",
@@ -45,3 +45,47 @@ def test_subjects_read_as_before() -> None:
         {"tournament": tournament, "final": False, "round": 2},
     )
     assert wording.notice_subject(standings) == "tournament spring: standings after round 2"
+
+
+def test_a_boards_thread_keeps_one_subject_and_each_mail_says_its_news_first() -> None:
+    """Gmail threads by Subject too: a board's mail to a reader never changes it (issue 31)."""
+    from pbmserv.mail.compose import render_notice
+
+    view = {"game": "hmdg", "board": 7, "status": "your move", "your_turn": True}
+    notes = [
+        Notification("a@b", "board", "board", {"view": view}),
+        Notification("a@b", "board", "board", {"view": {**view, "status": "waiting for bob"}}),
+        Notification("a@b", "notice", "reminder", {"view": {**view, "waiting_for": ["bob"]}}),
+        Notification(
+            "a@b", "notice", "chat", {"game": "hmdg", "board": 7, "from": "bob", "text": "hi"}
+        ),
+        Notification(
+            "a@b",
+            "notice",
+            "proposal",
+            {"game": "hmdg", "board": 7, "by": "bob", "action": "proposed", "kind": "draw"},
+        ),
+    ]
+    assert {wording.notice_subject(n) for n in notes} == {"hmdg board 7"}
+    assert wording.notice_headline(notes[1]) == "hmdg board 7: waiting for bob"
+    full = {
+        **view,
+        "title": "HMDG",
+        "players": [],
+        "diagram": "+",
+        "moves": 3,
+        "moves_played": "3",
+        "next_move": 4,
+        "last_move": None,
+        "prompt": None,
+        "userid": "alice",
+        "reply_verb": "move",
+        "reply_args": "MOVE",
+        "has_swap": False,
+        "finished": False,
+        "waiting_for": ["bob"],
+    }
+    for status in ("your move", "waiting for bob"):
+        data = {"view": {**full, "status": status}, "event": None}
+        note = Notification("a@b", "board", "board", data)
+        assert render_notice(note, "s@x").splitlines()[0] == f"hmdg board 7: {status}"

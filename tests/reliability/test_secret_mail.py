@@ -54,6 +54,9 @@ def _reset_bobs_password(db_url: str, engine: Engine, tmp_path: Path) -> tuple[d
     env = environment(db_url, tmp_path / "spool")
     result = run_pbmserv(["admin", "users", "reset-password", "bob"], env)
     assert result.returncode == 0, result.stderr.decode()
+    with engine.begin() as conn:  # bob's board again, with its seat's new reply address
+        resent = conn.execute(delete(OutboxMessage).where(OutboxMessage.kind == "board"))
+    assert resent.rowcount == 1
     row = _only_row(engine)
     assert (row.kind, row.status) == ("password_reset", "pending")
     return env, _password_in(row.raw)

@@ -14,6 +14,7 @@ from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.passwords import hash_password
+from pbmserv.core.reply_rotation import rotate_reply_addresses
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import Entry, GameRow, Observer, Seat, Tournament, User, UserAddress
 from pbmserv.games import find_game
@@ -119,10 +120,11 @@ def password(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> S
     new = line.words[3]
     check_password_rules(new)
     user.password_hash = hash_password(new)
-    board_mail.rotate_tokens(ctx.session, user)  # old reply addresses stop
+    # Old reply addresses stop; each active board is mailed again with its new one.
+    mailed = rotate_reply_addresses(ctx, user)
     return Section(
         kind="password_changed",
-        data={"userid": user.display_id},
+        data={"userid": user.display_id, "boards": mailed},
         summary=f"password {user.display_id}",
     )
 

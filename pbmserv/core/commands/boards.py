@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select
 
 from pbmserv.core import game_service as service
-from pbmserv.core import logins, queued
+from pbmserv.core import logins, numbering, queued
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -71,7 +71,7 @@ def _listing(rows: list[GameRow]) -> list[dict[str, Any]]:
             "game": row.game,
             "board": row.id,
             "players": [s.user.display_id for s in row.seats],
-            "moves": row.ply,
+            "moves": numbering.played_on(row.game, row.ply),
             "state": _state_of(row),
         }
         for row in rows

@@ -5,6 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from pbmserv.core import game_service as service
+from pbmserv.core import numbering
 from pbmserv.core.addresses import users_of_address
 from pbmserv.core.commands.registry import command
 from pbmserv.core.commands.settings import settings_of
@@ -89,7 +90,7 @@ def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
                 "game": row.game,
                 "board": row.id,
                 "opponents": opponents,
-                "moves": row.ply,
+                "moves": numbering.played_on(row.game, row.ply),
                 "to_move": "your move"
                 if my_seat in waiting
                 else "waiting for "

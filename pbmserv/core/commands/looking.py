@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pbmserv.core import game_service as service
+from pbmserv.core import numbering
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
@@ -16,7 +17,7 @@ from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
 from pbmserv.games.base import OMNISCIENT, PUBLIC, AnyGame, InvalidMoveError, MoveError, move_rng
 
-_BOARD_AT: re.Pattern[str] = re.compile(r"(\d+)(?:#(\d+))?")
+_BOARD_AT: re.Pattern[str] = re.compile(numbering.SHOW_AT)
 
 
 def _moves_played(ctx: CommandContext, board: Board) -> list[str]:
@@ -26,7 +27,8 @@ def _moves_played(ctx: CommandContext, board: Board) -> list[str]:
 @command(
     "show",
     "GAME show BOARD[#MOVE]",
-    "the board as everyone sees it, now or after move MOVE (show 12#5)",
+    "the board as everyone sees it, now or after move MOVE (show 12#5; in chess, after both\n"
+    "sides' move 5, or 12#5. after White's alone)",
     game_scoped=True,
     min_words=3,
     max_words=3,
@@ -39,10 +41,14 @@ def show(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
         raise CommandError(f'"{written}" is not a board, or a board and a move like 12#5')
     board = service.load_board(ctx, game, match.group(1), for_update=False)
     played = _moves_played(ctx, board)
-    wanted = len(played) if match.group(2) is None else int(match.group(2))
-    if wanted > len(played):
+    spec = game.SPEC
+    wanted: int | None = len(played)
+    if match.group(2) is not None:
+        wanted = numbering.plies_after(spec, int(match.group(2)), match.group(3), len(played))
+    if wanted is None:
         raise CommandError(
-            f"board {board.number} has {len(played)} moves so far, not {wanted}",
+            f"board {board.number} has not reached move {match.group(2)}{match.group(3)} "
+            f"(moves played: {numbering.played_so_far(spec, len(played))})",
             syntax_was_right=True,
         )
     state = board.state if wanted == len(played) else service.replay_moves(board, played[:wanted])
@@ -53,6 +59,8 @@ def show(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
         "board": board.number,
         "move": wanted,
         "moves": len(played),
+        "at": numbering.shown_at(spec, wanted),
+        "played": numbering.played_so_far(spec, len(played)),
         "diagram": board.diagram(viewer, state),
         "last_move": game.last_move_text(state),
     }

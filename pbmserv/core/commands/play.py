@@ -9,7 +9,7 @@ from collections.abc import Callable
 from sqlalchemy import func, select
 
 from pbmserv.core import game_service as service
-from pbmserv.core import logins, queued
+from pbmserv.core import logins, numbering, queued
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -144,7 +144,8 @@ _GUARDED = re.compile(r"(.*?)\s*#(\d+)")
     min_words=6,
     move_from=5,
     details="A move written with #N after it (d4x#12) is played only if it is move N of the\n"
-    "board: mail that arrives late, or twice, then changes nothing.",
+    'board (the board mail says "next is move N"; in chess both sides\' moves N share\n'
+    "the number): mail that arrives late, or twice, then changes nothing.",
 )
 def move(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
@@ -153,11 +154,11 @@ def move(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     guarded = _GUARDED.fullmatch(text)
     if guarded is not None:
         text, number = guarded.group(1), int(guarded.group(2))
-        if number != board.row.ply + 1:
+        problem = numbering.guard_problem(game.SPEC, board.row.ply, number)
+        if problem is not None:
             raise CommandError(
                 f"the move was written for move {number} of board {board.number}, but "
-                f"{board.row.ply} moves have been played, so the next is move {board.row.ply + 1}; "
-                "nothing was played",
+                f"{problem}; nothing was played",
                 syntax_was_right=True,
             )
     return play_and_report(ctx, game, board, seat, text)
@@ -236,7 +237,7 @@ def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         return _exported_history(game, board, rows, line.words[3].lower())
     entries = [
         {
-            "number": _move_number(game, row.ply),
+            "number": numbering.label(game.SPEC, row.ply),
             "kind": row.kind,
             # The user alone: a role (Vert, Order...) may have changed since the move.
             "player": board.user_at(row.seat).display_id if row.seat is not None else "",
@@ -258,13 +259,6 @@ def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         context,
         summary=f"{game.SPEC.name} history {board.number}",
     )
-
-
-def _move_number(game: AnyGame, ply: int) -> str:
-    """The number a move at ``ply`` has in the history, as the game's players write it."""
-    if game.SPEC.numbering == "chess":
-        return f"{ply // 2 + 1}." if ply % 2 == 0 else f"{ply // 2 + 1}..."
-    return f"{ply + 1}."
 
 
 def _exported_history(game: AnyGame, board: Board, rows: list[MoveRow], fmt: str) -> Section:

@@ -4,8 +4,8 @@ to other users, board or no board."""
 
 from __future__ import annotations
 
+from pbmserv.core import board_mail, logins
 from pbmserv.core import game_service as service
-from pbmserv.core import logins
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
@@ -40,7 +40,18 @@ def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
         if reader.id in told or reader.disabled:
             continue
         told.add(reader.id)
-        service.board_notice(ctx, board, reader, "chat", data)
+        # In the reader's thread of the board; a player's reply is a chat line back.
+        seated = next((s.seat for s in board.row.seats if s.user_id == reader.id), None)
+        thread = board_mail.chat_thread(ctx, board.row, reader, seated)
+        ctx.notify(
+            Notification(
+                to=reader.email,
+                channel="notice",
+                kind="chat",
+                data={**data, "reply_by_mail": thread.reply_tag is not None},
+                thread=thread,
+            )
+        )
     return Section(
         "chatted",
         {**data, "readers": len(told) - 1},
@@ -85,6 +96,16 @@ def message(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Se
     data = {"from": user.display_id, "text": text}
     sent = [r for r in recipients if not r.disabled]
     for reader in sent:
-        ctx.notify(Notification(to=reader.email, channel="notice", kind="message", data=data))
+        # A reply from the reader's own address is a message back (the tag is the reader's).
+        tag = board_mail.message_tag(ctx.session, reader, user)
+        ctx.notify(
+            Notification(
+                to=reader.email,
+                channel="notice",
+                kind="message",
+                data={**data, "reply_by_mail": True},
+                reply_tag=tag,
+            )
+        )
     names = [r.display_id for r in sent]
     return Section("messaged", {"to": names}, summary=f"message to {len(names)}")

@@ -135,6 +135,8 @@ class Tracker:
         self.by_board: dict[int, BenchGame] = {}
         self.in_flight: dict[str, BenchGame] = {}
         self.queues: list[queue.Queue[BenchGame]] = []
+        #: Moves are sent without waiting for the previous ones' mail (run_load open_loop).
+        self.open_loop = False
 
     def on_mail(self, item: Relayed) -> None:
         arrived, raw = item.at, item.raw
@@ -163,15 +165,19 @@ class Tracker:
                 self._check_done(game, arrived)
 
     def _check_done(self, game: BenchGame, arrived: float) -> None:
-        k = game.sent
-        if len(game.done_at) >= k:
-            return
+        """A move is done when its reply and its two board mails are in (every move before
+        it too): in a closed loop the game's next move may then go; in an open loop (moves
+        sent without waiting) several of a game's moves may be on their way."""
         boards = self.boards.get(game.board, 0) - game.boards_at_start
-        if game.failed or (game.replies >= k and boards >= 2 * k):
-            if not game.failed:
-                game.done_at.append(arrived)
-            if self.queues:
-                self.queues[game.index % len(self.queues)].put(game)
+        finished = False
+        while len(game.done_at) < game.sent:
+            k = len(game.done_at) + 1
+            if game.failed or not (game.replies >= k and boards >= 2 * k):
+                break
+            game.done_at.append(arrived)
+            finished = True
+        if (finished or game.failed) and self.queues and not self.open_loop:
+            self.queues[game.index % len(self.queues)].put(game)
 
     def replied(self, message_ids: Sequence[str]) -> int:
         with self.lock:
@@ -378,12 +384,15 @@ def run_load(
     tracker: Tracker | None,
     seed: int = 1,
     rate: float | None = None,
+    open_loop: bool = False,
 ) -> LoadResult:
     """Play every game's planned moves from ``threads`` threads (thread t serves games
     t, t+N, ... and talks to server t mod len(ports)). With a tracker a game's next move waits
     for the previous one's reply and board mails; without one (a bare sink: no boards come
     back) it is sent at once. ``rate``: at most that many moves a second in all, evenly
-    spaced (a sustained load rather than a burst). Stops by itself at ``timeout`` seconds."""
+    spaced (a sustained load rather than a burst). ``open_loop``: every move is sent as fast
+    as the server takes it, without waiting for the previous one's mail (a game's moves in
+    order, from its thread: a real burst). Stops by itself at ``timeout`` seconds."""
     for game in games:
         game.run_from = game.sent
     total = sum(g.planned - g.sent for g in games)
@@ -395,6 +404,7 @@ def run_load(
     if tracker is not None:
         with tracker.lock:
             tracker.queues = queues
+            tracker.open_loop = open_loop
             for game in games:
                 # Two board mails per move made so far (by an earlier run on these games).
                 game.boards_at_start = tracker.boards.get(game.board, 0) - 2 * game.sent
@@ -453,6 +463,7 @@ def run_load(
                     continue
                 if tracker is None:
                     game.done_at.append(finished)
+                if tracker is None or open_loop:
                     queues[number].put(game)
         finally:
             client.close()
@@ -467,7 +478,7 @@ def run_load(
     if tracker is not None:
         with tracker.lock:
             tracker.queues = []
-    _summarise(result, games, accepted, start, tracker is not None)
+    _summarise(result, games, accepted, start, tracker is not None and not open_loop)
     if result.elapsed >= timeout - 0.5 and result.done < total:
         result.notes.append(
             f"stopped at the {timeout:.0f} s limit with {result.done} of {total} moves done"

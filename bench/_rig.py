@@ -69,7 +69,7 @@ BENCH_ENV = {
 GAME = find_game("chameleon")
 assert GAME is not None
 
-BOARD_SUBJECT = re.compile(rb"^\s*(\w+) board (\d+):")
+BOARD_SUBJECT = re.compile(rb"^\s*(\w+) board (\d+)\b")
 
 
 # --- small helpers ------------------------------------------------------------------------
@@ -127,15 +127,16 @@ def percentile(values: Sequence[float], fraction: float) -> float:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User plus system CPU time of process ``pid`` (all its threads), from /proc/PID/stat."""
+    """User plus system CPU time of process ``pid`` (all its threads) and of its children
+    that have ended, from /proc/PID/stat."""
     data = Path(f"/proc/{pid}/stat").read_text()
     fields = data[data.rindex(")") + 2 :].split()  # the name may hold spaces: skip past it
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def child_pids(parent: int) -> list[int]:
-    """The processes whose parent is ``parent``."""
-    found = []
+    """The processes descended from ``parent`` (children, their children...)."""
+    parents: dict[int, list[int]] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -143,15 +144,19 @@ def child_pids(parent: int) -> list[int]:
             fields = (entry / "stat").read_text().rpartition(")")[2].split()
         except OSError:
             continue
-        if int(fields[1]) == parent:
-            found.append(int(entry.name))
+        parents.setdefault(int(fields[1]), []).append(int(entry.name))
+    found, waiting = [], list(parents.get(parent, []))
+    while waiting:
+        pid = waiting.pop()
+        found.append(pid)
+        waiting += parents.get(pid, [])
     return found
 
 
-def postgres_cpu_seconds() -> float:
-    """CPU time of every running process named postgres on this machine (the database's
-    backends for the servers under test among them; other users' sessions too)."""
-    total = 0.0
+def postgres_cpu() -> dict[int, float]:
+    """CPU time of every running process named postgres on this machine, by pid (the
+    database's backends for the servers under test among them; other users' sessions too)."""
+    found = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             data = stat.read_text()
@@ -159,8 +164,15 @@ def postgres_cpu_seconds() -> float:
             continue
         if data[data.index("(") + 1 : data.rindex(")")] == "postgres":
             with contextlib.suppress(ValueError, OSError):
-                total += cpu_seconds(int(stat.parent.name))
-    return total
+                found[int(stat.parent.name)] = cpu_seconds(int(stat.parent.name))
+    return found
+
+
+def postgres_cpu_since(before: dict[int, float]) -> float:
+    """The postgres processes' CPU seconds since ``before`` (postgres_cpu()): each running
+    process's growth, a new one's all. A backend that ended meanwhile takes its time with it:
+    an under-count, never a negative figure."""
+    return sum(spent - before.get(pid, 0.0) for pid, spent in postgres_cpu().items())
 
 
 def load_average() -> str:
@@ -535,12 +547,29 @@ class ServerProcess:
                 start_new_session=True,
             )
         self.starts += 1
+        self._profile()
         if not wait_listening(self.port, timeout, self.alive):
             exited = not self.alive()
             self.kill()
             said = "exited at start" if exited else f"did not listen within {timeout:.0f} s"
             raise RuntimeError(f"{self.name}: pbmserv serve {said}; log:\n{self.log_tail()}")
         return self
+
+    def _profile(self) -> None:
+        """With ``BENCH_PROFILE=DIR``: py-spy samples the server (and its worker processes)
+        until it exits, into ``DIR/NAME-N.folded`` (read them with bench/profile_summary.py)."""
+        folder = os.environ.get("BENCH_PROFILE")
+        spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+        if not folder or not os.access(spy, os.X_OK):
+            return
+        Path(folder).mkdir(parents=True, exist_ok=True)
+        output = Path(folder) / f"{self.name}-{self.starts}.folded"
+        subprocess.Popen(
+            [spy, "record", "--pid", str(self.pid), "--subprocesses", "--nonblocking"]
+            + ["--format", "raw", "--rate", "200", "--output", str(output)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
 
     @property
     def pid(self) -> int:

@@ -60,7 +60,8 @@ from bench._rig import (  # noqa: E402
     GAME,
     announce,
     load_average,
-    postgres_cpu_seconds,
+    postgres_cpu,
+    postgres_cpu_since,
 )
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.passwords import hash_password  # noqa: E402
@@ -327,10 +328,10 @@ def measure(kind: str, args: argparse.Namespace) -> list[Measured]:
                 for m, rig, games in zip(measured, rigs, boards, strict=True):
                     plan_moves(games, share)
                     server = rig.servers[0]
-                    before = server.cpu_seconds(), postgres_cpu_seconds()
+                    before = server.cpu_seconds(), postgres_cpu()
                     result = run_load(rig.ports, games, args.threads, args.max_seconds, rig.tracker)
-                    after = server.cpu_seconds(), postgres_cpu_seconds()
-                    m.add(result, after[0] - before[0], after[1] - before[1])
+                    spent = server.cpu_seconds() - before[0], postgres_cpu_since(before[1])
+                    m.add(result, *spent)
             rigs[-1].servers[0].stop()
             measured[-1].plans = explain_one_move(rigs[-1].url, rigs[-1].workdir, boards[-1][0])
     except Exception as error:  # one engine's failure must not lose the other's figures

@@ -15,6 +15,10 @@ Rows:
   sqlite-paced, postgres-paced
                 ``pbmserv serve`` under a sustained load: moves sent evenly at ``--paced-rate``
                 a second (not a burst), for the board latency at a rate the server keeps up with
+  sqlite-burst, postgres-burst
+                an open-loop burst: every move sent as fast as the listener takes it, without
+                waiting for any mail (each game's moves in order); "accepted msg/s" is then the
+                rate the listener stored messages at while processing ran
 
 For the sinks the client sends without waiting (no board comes back) and the accept rate is
 over all messages. For pbmserv the players sign up and the boards are opened by mail first;
@@ -65,7 +69,8 @@ from bench._rig import (  # noqa: E402
     SinkProcess,
     announce,
     load_average,
-    postgres_cpu_seconds,
+    postgres_cpu,
+    postgres_cpu_since,
 )
 
 ROWS = (
@@ -77,6 +82,8 @@ ROWS = (
     "postgres-x2",
     "sqlite-paced",
     "postgres-paced",
+    "sqlite-burst",
+    "postgres-burst",
     "password",
 )
 TITLES = {
@@ -88,6 +95,8 @@ TITLES = {
     "postgres-x2": "2 x pbmserv serve, one PostgreSQL",
     "sqlite-paced": "pbmserv serve, SQLite, paced",
     "postgres-paced": "pbmserv serve, PostgreSQL, paced",
+    "sqlite-burst": "pbmserv serve, SQLite, open-loop burst",
+    "postgres-burst": "pbmserv serve, PostgreSQL, open-loop burst",
 }
 
 
@@ -96,6 +105,8 @@ class Row:
     name: str
     result: LoadResult | None = None
     cpu_ms_per_move: list[float] = field(default_factory=list)
+    #: The server's CPU seconds (all its processes) over the run's seconds.
+    cores: float | None = None
     notes: list[str] = field(default_factory=list)
 
 
@@ -218,20 +229,31 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
             games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
             plan_moves(games, args.moves)
             before = [s.cpu_seconds() for s in rig.servers]
-            others = (postgres_cpu_seconds(), time.process_time())
+            others = (postgres_cpu(), time.process_time())
             rate = args.paced_rate if name.endswith("-paced") else None
+            burst = name.endswith("-burst")
             row.result = run_load(
-                rig.ports, games, args.threads, args.max_seconds, rig.tracker, rate=rate
+                rig.ports,
+                games,
+                args.threads,
+                args.max_seconds,
+                rig.tracker,
+                rate=rate,
+                open_loop=burst,
             )
             if rate is not None:
                 row.notes.append(f"moves sent evenly at {rate:g} a second")
+            if burst:
+                row.notes.append("open loop: no move waited for any mail")
             after = [s.cpu_seconds() for s in rig.servers]
             done = row.result.done
+            if row.result.elapsed > 0:
+                row.cores = (sum(after) - sum(before)) / row.result.elapsed
             if done:
                 row.cpu_ms_per_move = [
                     (b - a) * 1000 / done for a, b in zip(before, after, strict=True)
                 ]
-                database_ms = (postgres_cpu_seconds() - others[0]) * 1000 / done
+                database_ms = postgres_cpu_since(others[0]) * 1000 / done
                 client_ms = (time.process_time() - others[1]) * 1000 / done
                 cpu = f"this client and its relay {client_ms:.1f} ms CPU per move"
                 if kind != "sqlite":
@@ -297,23 +319,28 @@ def print_table(rows: list[Row], args: argparse.Namespace) -> None:
     )
     if reference is not None and math.isnan(reference):
         reference = None
+    cores = os.cpu_count() or 1
     print(
         "| server | accepted msg/s | moves processed and replies+boards delivered /s "
+        f"| server CPU ms/move | cores the server used (of {cores}) "
         "| board delivered latency p50 / p99 |"
     )
-    print("|---|---|---|---|")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         result = row.result
         if result is None:
-            print(f"| {TITLES[row.name]} | n/a | n/a | n/a |")
+            print(f"| {TITLES[row.name]} | n/a | n/a | n/a | n/a | n/a |")
             continue
         tracked = row.name not in ("smtp-sink", "aiosmtpd")
         latency = (
             f"{result.p50:.2f} s / {result.p99:.2f} s" if tracked and result.latencies else "n/a"
         )
         done = _rate(result.done_rate, reference) if tracked else "n/a (no boards)"
+        cpu = f"{sum(row.cpu_ms_per_move):.1f}" if row.cpu_ms_per_move else "n/a"
+        used = f"{row.cores:.2f}" if row.cores is not None else "n/a"
         print(
-            f"| {TITLES[row.name]} | {_rate(result.accept_rate, reference)} | {done} | {latency} |"
+            f"| {TITLES[row.name]} | {_rate(result.accept_rate, reference)} | {done} "
+            f"| {cpu} | {used} | {latency} |"
         )
     print()
     for row in rows:

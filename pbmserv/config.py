@@ -102,6 +102,10 @@ class Settings:
     # Server processes `serve` runs, sharing the listening port (SO_REUSEPORT) and the
     # database: each uses a core of its own.
     workers: int = 1
+    # Processes of its own each `serve` (each worker) delivers mail from (drawing pictures,
+    # signing, sending: as much CPU as playing the moves), beside the one that listens and
+    # plays; 0 delivers from that one.
+    delivery_processes: int = 1
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted
@@ -191,6 +195,7 @@ ENV_NAMES = {
     "sent_retention_days": "PBMSERV_SENT_RETENTION_DAYS",
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
     "workers": "PBMSERV_WORKERS",
+    "delivery_processes": "PBMSERV_DELIVERY_PROCESSES",
     "log_format": "PBMSERV_LOG_FORMAT",
     "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
     "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",
@@ -331,6 +336,8 @@ def load_settings(
         raise ConfigError("delivery_connections must be between 1 and 64")
     if not 1 <= settings.workers <= 64:
         raise ConfigError("workers must be between 1 and 64")
+    if not 0 <= settings.delivery_processes <= 16:
+        raise ConfigError("delivery_processes must be between 0 and 16")
     for name in (
         "max_accounts_per_address",
         "max_mails_per_message",

@@ -166,9 +166,9 @@ def settings_from(args: argparse.Namespace) -> Settings:
     )
 
 
-def _engine_at_head(settings: Settings) -> Engine | None:
+def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | None:
     """The database's engine, or None (with the command to run) if it needs migrating."""
-    engine = make_engine(settings.db_url)
+    engine = make_engine(settings.db_url, durable=durable)
     if is_at_head(engine):
         return engine
     print(
@@ -181,20 +181,38 @@ def _engine_at_head(settings: Settings) -> Engine | None:
 
 
 def _serve(settings: Settings) -> int:
+    from pbmserv.mail.delivery_process import DELIVERY_ENV, WAKE_FD_ENV, DeliveryChildren
     from pbmserv.mail.supervisor import WORKER_ENV, supervise
     from pbmserv.mail.worker import Server
 
-    engine = _engine_at_head(settings)
+    delivering_for = os.environ.get(DELIVERY_ENV)
+    # A delivery process writes claims and "sent" marks alone: a power cut may lose them and
+    # no more than that (the mail goes again), so its commits need not wait for the disk.
+    engine = _engine_at_head(settings, durable=delivering_for is None)
     if engine is None:
         return EX_CONFIG
+    itself = [sys.executable, "-m", "pbmserv", *sys.argv[1:]]
+    if delivering_for is not None:  # a delivery process of a `serve` (mail/delivery_process.py)
+        wake_fd = int(os.environ[WAKE_FD_ENV])
+        server = Server(
+            session_factory(engine), settings, parent=int(delivering_for), wake_fd=wake_fd
+        )
+        asyncio.run(server.run())
+        return 0
     parent = os.environ.get(WORKER_ENV)
     if parent is None and settings.workers > 1:
         if settings.listen_port == 0:
             print("pbmserv: with several workers, name the port to listen on", file=sys.stderr)
             return EX_CONFIG
         engine.dispose()
-        return supervise(settings.workers, [sys.executable, "-m", "pbmserv", *sys.argv[1:]])
-    server = Server(session_factory(engine), settings, parent=int(parent) if parent else None)
+        return supervise(settings.workers, itself)
+    count = settings.delivery_processes
+    server = Server(
+        session_factory(engine),
+        settings,
+        parent=int(parent) if parent else None,
+        children=DeliveryChildren(count, itself) if count else None,
+    )
     try:
         asyncio.run(server.run())
     except ConfigError as error:  # found only at the start (e.g. the mailbox URL): one line

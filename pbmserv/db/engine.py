@@ -13,8 +13,14 @@ from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for ``url``. SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE."""
+def make_engine(url: str, *, durable: bool = True) -> Engine:
+    """An engine for ``url``. SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE.
+
+    ``durable=False``: a commit returns before it is on disk (SQLite ``synchronous=NORMAL``,
+    PostgreSQL ``synchronous_commit=off``); a power cut may undo the last ones, never corrupt
+    the database. Only for writes that may be lost so: delivery's claims and "sent" marks (a
+    mail whose mark is lost is sent again, as after a kill).
+    """
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"timeout": 60})
 
@@ -27,6 +33,8 @@ def make_engine(url: str) -> Engine:
             cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute("PRAGMA busy_timeout=60000")
+            if not durable:
+                cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.close()
 
         @event.listens_for(engine, "begin")
@@ -34,7 +42,8 @@ def make_engine(url: str) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    return create_engine(url, pool_pre_ping=True)
+    options = {} if durable else {"connect_args": {"options": "-c synchronous_commit=off"}}
+    return create_engine(url, pool_pre_ping=True, **options)
 
 
 def is_postgres(engine: Engine) -> bool:

@@ -101,45 +101,58 @@ def square_centre(grid: Grid, row: int, col: int) -> tuple[float, float]:
 
 
 def square_svg(grid: Grid) -> str:
-    """A square grid with its coordinates on all four sides."""
-    return picture(square_board(grid))
+    """A square grid with its coordinates on all four sides, in layers (:func:`layered`)."""
+    board, pieces, width, height = _square_layers(grid)
+    return layered(board, pieces, width, height)
 
 
 def square_board(grid: Grid) -> Drawn:
     """A square grid with its coordinates (on two sides or four, as ``grid.far_labels`` says),
     for a picture that puts more beside it; its cells are where :func:`square_centre` says."""
+    board, pieces, width, height = _square_layers(grid)
+    return Drawn(board + pieces, width, height)
+
+
+def _square_layers(grid: Grid) -> tuple[str, str, float, float]:
+    """A square grid's board (cells, rivers, coordinates) and pieces (the last move's cells
+    and what stands on the cells), and its width and height."""
     gap = len(grid.rivers_below) * (CELL // 2)
     width = 2 * MARGIN + grid.cols * CELL
     height = 2 * MARGIN + grid.rows * CELL + gap
-    parts = []
+    board, pieces = [], []
     for row in range(grid.rows):
         for col in range(grid.cols):
-            x, y = square_centre(grid, row, col)
-            fill = _cell_fill(grid, row, col)
-            half = CELL / 2
-            parts.append(
-                f'<rect x="{x - half:g}" y="{y - half:g}" width="{CELL}" height="{CELL}" '
-                f'fill="{fill}" stroke="{LINE}" stroke-width="1"/>'
-            )
+            fill = grid.dark_fill if (row, col) in grid.dark else LIGHT
+            board.append(_square_cell(grid, row, col, fill))
     for row in sorted(grid.rivers_below):
         _x, y = square_centre(grid, row, 0)
         top = y + CELL / 2
-        parts.append(
+        board.append(
             f'<rect x="{MARGIN}" y="{top:g}" width="{grid.cols * CELL}" height="{CELL // 2}" '
             f'fill="{RIVER}"/>'
         )
-    parts += _marks(grid, lambda r, c: square_centre(grid, r, c))
     for col, name in enumerate(grid.col_labels):
         x, _y = square_centre(grid, 0, col)
-        parts.append(label(x, MARGIN * 0.62, name))
+        board.append(label(x, MARGIN * 0.62, name))
         if grid.far_labels:
-            parts.append(label(x, height - MARGIN * 0.3, name))
+            board.append(label(x, height - MARGIN * 0.3, name))
     for row, name in enumerate(grid.row_labels):
         _x, y = square_centre(grid, row, 0)
-        parts.append(label(MARGIN * 0.5, y + 5, name))
+        board.append(label(MARGIN * 0.5, y + 5, name))
         if grid.far_labels:
-            parts.append(label(width - MARGIN * 0.5, y + 5, name))
-    return Drawn("".join(parts), width, height)
+            board.append(label(width - MARGIN * 0.5, y + 5, name))
+    pieces += [_square_cell(grid, row, col, HIGHLIGHT) for row, col in sorted(grid.highlight)]
+    pieces += _marks(grid, lambda r, c: square_centre(grid, r, c))
+    return "".join(board), "".join(pieces), width, height
+
+
+def _square_cell(grid: Grid, row: int, col: int, fill: str) -> str:
+    x, y = square_centre(grid, row, col)
+    half = CELL / 2
+    return (
+        f'<rect x="{x - half:g}" y="{y - half:g}" width="{CELL}" height="{CELL}" '
+        f'fill="{fill}" stroke="{LINE}" stroke-width="1"/>'
+    )
 
 
 _HEX_R = CELL / math.sqrt(3)  # a pointy-top hexagon CELL wide
@@ -169,33 +182,42 @@ def _hex_corners(row: int, col: int) -> str:
 
 def hex_svg(grid: Grid) -> str:
     """A rhombus of hexagons with its coordinates on all four sides; with ``grid.edges``, its
-    sides in the players' colours and the legend saying whose they are under it."""
+    sides in the players' colours and the legend saying whose they are under it. In layers
+    (:func:`layered`): the cells, coordinates and legend are the board; the last move's cells,
+    the coloured sides over them and the pieces are drawn on it."""
     width = 2 * MARGIN + grid.cols * CELL + (grid.rows - 1) * CELL / 2
     height = 2 * MARGIN + 2 * _HEX_R + (grid.rows - 1) * 1.5 * _HEX_R
     legend = _edge_legend(grid.edges, height) if grid.edges else Drawn("", 0, 0)
-    parts = []
+    board, pieces = [], []
     for row in range(grid.rows):
         for col in range(grid.cols):
-            fill = _cell_fill(grid, row, col)
-            parts.append(
-                f'<polygon points="{_hex_corners(row, col)}" fill="{fill}" stroke="{LINE}"/>'
-            )
-    if grid.edges:
-        parts += _hex_edges(grid, grid.edges)
-    parts += _marks(grid, lambda r, c: hex_centre(grid, r, c))
+            fill = grid.dark_fill if (row, col) in grid.dark else LIGHT
+            board.append(_hex_cell(row, col, fill))
     clear = 2 if grid.edges else 0  # the letters a little further out, clear of the strokes
     for col, name in enumerate(grid.col_labels):
         x, y = hex_centre(grid, 0, col)
-        parts.append(label(x, y - _HEX_R - 6 - clear, name))
+        board.append(label(x, y - _HEX_R - 6 - clear, name))
         x, y = hex_centre(grid, grid.rows - 1, col)
-        parts.append(label(x, y + _HEX_R + 16 + clear, name))
+        board.append(label(x, y + _HEX_R + 16 + clear, name))
     for row, name in enumerate(grid.row_labels):
         x, y = hex_centre(grid, row, 0)
-        parts.append(label(x - CELL * 0.85, y + 5, name))
+        board.append(label(x - CELL * 0.85, y + 5, name))
         x, y = hex_centre(grid, row, grid.cols - 1)
-        parts.append(label(x + CELL * 0.85, y + 5, name))
-    parts.append(legend.body)
-    return picture(Drawn("".join(parts), max(width, legend.width), height + legend.height))
+        board.append(label(x + CELL * 0.85, y + 5, name))
+    board.append(legend.body)
+    pieces += [_hex_cell(row, col, HIGHLIGHT) for row, col in sorted(grid.highlight)]
+    edges = _hex_edges(grid, grid.edges) if grid.edges else []
+    # A last move on a side would cover the inner half of its stroke: the sides go over it.
+    touched = any(r in (0, grid.rows - 1) or c in (0, grid.cols - 1) for r, c in grid.highlight)
+    (pieces if touched else board).extend(edges)
+    pieces += _marks(grid, lambda r, c: hex_centre(grid, r, c))
+    return layered(
+        "".join(board), "".join(pieces), max(width, legend.width), height + legend.height
+    )
+
+
+def _hex_cell(row: int, col: int, fill: str) -> str:
+    return f'<polygon points="{_hex_corners(row, col)}" fill="{fill}" stroke="{LINE}"/>'
 
 
 def _hex_corner(row: int, col: int, k: int) -> tuple[float, float]:
@@ -262,10 +284,26 @@ def picture(drawn: Drawn) -> str:
     """A whole SVG picture of ``drawn``, on white, a whole number of pixels wide and high (as
     the PNG drawn from it is)."""
     width, height = math.ceil(drawn.width), math.ceil(drawn.height)
+    return f"{_root(width, height)}{drawn.body}</svg>"
+
+
+def layered(board: str, pieces: str, width: float, height: float) -> str:
+    """A whole SVG picture in two layers: ``board``, what stays the same from move to move (in
+    ``<g id="board">``, first, its end marked), then ``pieces``. A layered picture's board is
+    drawn once and its pieces on a copy of it (pbmserv.mail.pictures); as SVG it is the same
+    as one drawn in one go."""
+    width, height = math.ceil(width), math.ceil(height)
+    root = _root(width, height)
+    split = root.index("<rect")
+    return f'{root[:split]}<g id="board">{root[split:]}{board}</g><!--/board-->{pieces}</svg>'
+
+
+def _root(width: int, height: int) -> str:
+    """The ``<svg>`` element's start, one unit a pixel, and its white background."""
     return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:g}" height="{height:g}" '
-        f'viewBox="0 0 {width:g} {height:g}" font-family="DejaVu Sans, Arial, sans-serif">'
-        f'<rect width="{width:g}" height="{height:g}" fill="#ffffff"/>{drawn.body}</svg>'
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="DejaVu Sans, Arial, sans-serif">'
+        f'<rect width="{width}" height="{height}" fill="#ffffff"/>'
     )
 
 
@@ -274,12 +312,6 @@ def placed(drawn: Drawn, x: float, y: float, kind: str = "") -> str:
     group (what it is, for a reader of the SVG such as a test)."""
     named = f' class="{escape(kind)}"' if kind else ""
     return f'<g{named} transform="translate({x:g},{y:g})">{drawn.body}</g>'
-
-
-def _cell_fill(grid: Grid, row: int, col: int) -> str:
-    if (row, col) in grid.highlight:
-        return HIGHLIGHT
-    return grid.dark_fill if (row, col) in grid.dark else LIGHT
 
 
 def _marks(grid: Grid, centre: Callable[[int, int], tuple[float, float]]) -> list[str]:

@@ -1,4 +1,6 @@
-"""`pbmserv serve`: the SMTP listener plus the processing and delivery workers, in one loop."""
+"""`pbmserv serve`: the SMTP listener plus the processing and delivery workers, in one loop;
+or, with ``delivery_processes``, the listener and processing here and delivery in child
+processes (see mail.delivery_process), each a :class:`Server` in its own role."""
 
 from __future__ import annotations
 
@@ -13,10 +15,11 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
+from pbmserv.mail.delivery_process import DeliveryChildren, listen_for_wakes
 from pbmserv.mail.imap import MailboxReader, read_mailbox
 from pbmserv.mail.pictures import letters_can_be_drawn
 from pbmserv.mail.processor import maintain, process_batch
-from pbmserv.mail.smtp import InboxHandler, start_listener
+from pbmserv.mail.smtp import InboxHandler, Listener, start_listener
 
 log = logging.getLogger("pbmserv.serve")
 
@@ -27,16 +30,33 @@ RELAY_IDLE_SECONDS = 10.0
 RETENTION_INTERVAL_SECONDS = 3600.0
 
 
+#: What a server does: everything; the listener and processing (its delivery in children);
+#: or delivery alone (a child).
+ALL, FRONT, DELIVERY = "all", "front", "delivery"
+
+
 class Server:
     """Runs until ``stop()``; every loop also polls, so several servers can share a database."""
 
     def __init__(
-        self, factory: sessionmaker[Session], settings: Settings, parent: int | None = None
+        self,
+        factory: sessionmaker[Session],
+        settings: Settings,
+        parent: int | None = None,
+        *,
+        children: DeliveryChildren | None = None,
+        wake_fd: int | None = None,
     ) -> None:
         self.factory = factory
         self.settings = settings
-        #: The supervisor's pid when this server is one of `serve --workers N`.
+        #: The supervisor's pid when this server is one of `serve --workers N`; a delivery
+        #: child's parent's.
         self.parent = parent
+        #: This server's delivery processes (FRONT), if it has them.
+        self.children = children
+        #: A delivery child's end of its parent's wake-up pipe (DELIVERY).
+        self.wake_fd = wake_fd
+        self.role = FRONT if children else DELIVERY if wake_fd is not None else ALL
         self._work = asyncio.Event()
         self._mail = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -44,6 +64,12 @@ class Server:
 
     def wake(self) -> None:
         self._work.set()
+
+    def mail_waiting(self) -> None:
+        """Mail was queued: deliver it now (here, or in the delivery processes)."""
+        self._mail.set()
+        if self.children is not None:
+            self.children.wake()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -63,7 +89,7 @@ class Server:
                 log.exception("processing failed; retrying shortly")
                 count = 0
             if count:
-                self._mail.set()
+                self.mail_waiting()
                 continue
             await self._wait(self._work)
 
@@ -116,7 +142,7 @@ class Server:
                 log.exception("maintenance failed; trying again next time")
             else:
                 if report.reminded or report.forfeited or report.digested:
-                    self._mail.set()
+                    self.mail_waiting()
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=interval)
 
@@ -132,20 +158,10 @@ class Server:
 
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
-        handler = InboxHandler(
-            self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
-        )
         listener, mailbox = None, None
-        if self.settings.imap:  # a hosted mailbox instead of a listener (mail/imap.py)
-            mailbox = MailboxReader(
-                self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
-            )
-        else:
-            share_port = self.parent is not None
-            listener = await start_listener(handler, self.settings, share_port=share_port)
-            self.port = listener.port
-            log.info("listening on %s:%s", self.settings.listen_host, self.port)
-        if self.settings.board_pictures and not letters_can_be_drawn():
+        if self.role != DELIVERY:
+            listener, mailbox = await self._start_receiving(loop)
+        if self.role != FRONT and self.settings.board_pictures and not letters_can_be_drawn():
             log.warning(
                 "no font to draw board pictures' letters with: install one (Debian: "
                 "fonts-dejavu-core), or set board_pictures = false to send text alone"
@@ -153,21 +169,51 @@ class Server:
         for sig in (signal.SIGTERM, signal.SIGINT):
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.stop)
-        connections = self.settings.delivery_connections if self.settings.relay_host_port else 1
-        # Small claims when several workers deliver, so that a burst is shared among them.
-        batch = DELIVERY_BATCH if connections == 1 else max(5, DELIVERY_BATCH // connections)
-        tasks = [
-            asyncio.create_task(self._process_loop()),
-            *(asyncio.create_task(self._deliver_loop(batch)) for _ in range(connections)),
-            asyncio.create_task(self._maintain_loop()),
-            asyncio.create_task(self._retention_loop()),
-            asyncio.create_task(self._watch_parent()),
-            *([asyncio.create_task(read_mailbox(mailbox, self._stopping))] if mailbox else []),
-        ]
+        tasks = [asyncio.create_task(self._watch_parent())]
+        if self.role != DELIVERY:
+            tasks += [
+                asyncio.create_task(self._process_loop()),
+                asyncio.create_task(self._maintain_loop()),
+                asyncio.create_task(self._retention_loop()),
+                *([asyncio.create_task(read_mailbox(mailbox, self._stopping))] if mailbox else []),
+            ]
+        if self.role != FRONT:
+            tasks += self._delivery_tasks()
+        if self.children is not None:
+            self.children.start()
+            tasks.append(asyncio.create_task(self.children.supervise(self._stopping)))
+        if self.wake_fd is not None:
+            listen_for_wakes(self.wake_fd, loop, self._mail.set, self.stop)
+            log.info("delivering mail (pid %s)", os.getpid())
         try:
             await self._stopping.wait()
         finally:
             if listener is not None:
                 await listener.close()
             await asyncio.gather(*tasks, return_exceptions=True)
+            if self.children is not None:
+                await asyncio.to_thread(self.children.stop)
             log.info("stopped")
+
+    async def _start_receiving(
+        self, loop: asyncio.AbstractEventLoop
+    ) -> tuple[Listener | None, MailboxReader | None]:
+        """The SMTP listener, or the hosted mailbox's reader (mail/imap.py) instead."""
+        if self.settings.imap:
+            mailbox = MailboxReader(
+                self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
+            )
+            return None, mailbox
+        handler = InboxHandler(
+            self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
+        )
+        listener = await start_listener(handler, self.settings, share_port=self.parent is not None)
+        self.port = listener.port
+        log.info("listening on %s:%s", self.settings.listen_host, self.port)
+        return listener, None
+
+    def _delivery_tasks(self) -> list[asyncio.Task[None]]:
+        connections = self.settings.delivery_connections if self.settings.relay_host_port else 1
+        # Small claims when several workers deliver, so that a burst is shared among them.
+        batch = DELIVERY_BATCH if connections == 1 else max(5, DELIVERY_BATCH // connections)
+        return [asyncio.create_task(self._deliver_loop(batch)) for _ in range(connections)]

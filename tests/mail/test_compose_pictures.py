@@ -3,6 +3,7 @@ picture is queued as SVG and drawn as PNG on delivery; one that cannot be drawn 
 
 from __future__ import annotations
 
+import base64
 import email
 import email.policy
 import io
@@ -14,7 +15,7 @@ from PIL import Image
 
 from pbmserv.config import Settings
 from pbmserv.games import find_game
-from pbmserv.mail import pictures
+from pbmserv.mail import mime, pictures
 from pbmserv.mail.compose import build_message
 from pbmserv.mail.pictures import finish_pictures, letters_can_be_drawn, png_of
 
@@ -137,6 +138,42 @@ def test_a_picture_that_cannot_be_drawn_stays_svg_and_the_text_goes() -> None:
     sent = parts(parse(raw))
     assert "image/png" not in sent and b"X-Pbmserv-Picture" not in raw
     assert sent["text/plain"].get_content() == BODY
+    # The SVG itself, as it was drawn up (queued deflated, it leaves readable).
+    assert sent["image/svg+xml"].get_content() == b"<svg this is not a picture"
+
+
+def big_board_svg() -> str:
+    import random
+
+    game = find_game("chameleon")
+    assert game is not None
+    state = game.new_game({"size": 11}, random.Random(0))
+    for move in ("f6x", "e7o", "g5x", "d8o"):
+        state = game.apply(state, game.parse_move(state, state.ply % 2, move), random.Random(0))
+    return game.svg(state, 0)
+
+
+def test_a_queued_board_mail_carries_its_picture_deflated() -> None:
+    svg = big_board_svg()
+    raw = composed(svg)
+    # The database writes and reads every queued mail: the 11x11 board's SVG (20-30 KB, more
+    # in base64) goes in at a fifth of that or less.
+    assert len(svg) > 20_000 and len(raw) < 8_000
+    assert b"X-Pbmserv-Picture: to-png; deflated" in raw
+    sent = parts(parse(finish_pictures(raw)))
+    assert sent["image/png"].get_content() == png_of(svg)
+
+
+def test_a_board_mail_queued_before_carries_its_svg_as_it_is_and_is_drawn() -> None:
+    svg = board_svg()
+    deflated = composed(svg)
+    marker, body = b"X-Pbmserv-Picture: to-png; deflated\n\n", mime.deflated(svg)
+    assert marker in deflated and body in deflated
+    old = deflated.replace(marker, b"X-Pbmserv-Picture: to-png\n\n").replace(
+        body, base64.encodebytes(svg.encode()).rstrip(b"\n")
+    )
+    sent = parts(parse(finish_pictures(old)))
+    assert sent["image/png"].get_content() == png_of(svg)
 
 
 def test_a_digest_carries_each_boards_picture_and_delivery_draws_them_all() -> None:

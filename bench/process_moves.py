@@ -15,6 +15,7 @@ import pstats
 import random
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 from sqlalchemy import event, select, text
@@ -47,6 +48,9 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5, help="moves per board")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
+    parser.add_argument(
+        "--statements", action="store_true", help="print the SQL statements a move runs"
+    )
     parser.add_argument(
         "--batch", type=int, default=BATCH, help=f"messages a transaction (default {BATCH})"
     )
@@ -109,9 +113,12 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
     # Warm the password cache as a running server would have it.
     statements = 0
 
-    def count(*_args: object) -> None:
+    seen: Counter[str] = Counter()
+
+    def count(_conn: object, _cursor: object, statement: str, *_args: object) -> None:
         nonlocal statements
         statements += 1
+        seen[" ".join(statement.split())[:150]] += 1
 
     event.listen(engine, "before_cursor_execute", count)
     moves = len(games) * args.rounds
@@ -133,6 +140,10 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
         f"{statements / moves:.1f} statements per move (passwords cached after each "
         "player's first move)"
     )
+    if args.statements:
+        print("statements per move:")
+        for statement, times in seen.most_common():
+            print(f"  {times / moves:5.2f}  {statement}")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
 

@@ -31,6 +31,22 @@ def utcnow() -> datetime:
 
 
 @dataclass
+class Lookups:
+    """What the commands of one batch of messages (one transaction) would look up in the
+    database move after move and mostly find empty, looked up once for the batch instead;
+    each command that changes one of them tells it here."""
+
+    #: What was seen of addresses' rows: confirmed, bouncing, bounced (see ``_address``).
+    addresses: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
+    #: Whether any login failed within the window lately (None: not looked yet); none, and
+    #: no user or sender can be over a limit (see core.logins).
+    failures_lately: bool | None = None
+    #: Whether boards have queued moves (see core.queued), for the boards the batch looked
+    #: at; a board not in it is looked at when needed.
+    queues: dict[int, bool] = field(default_factory=dict)
+
+
+@dataclass
 class CommandContext:
     session: Session
     settings: Settings
@@ -55,8 +71,8 @@ class CommandContext:
     mails_caused: int = 0
     #: Notices not sent because their address is not confirmed (see core.confirmation).
     withheld: int = 0
-    #: What was seen of addresses' rows: confirmed, bouncing, bounced (see ``_address``).
-    _addresses: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
+    #: Lookups kept for the batch this command runs in (its own, from the admin shell).
+    lookups: Lookups = field(default_factory=Lookups)
 
     def now(self) -> datetime:
         return self.clock()
@@ -101,16 +117,17 @@ class CommandContext:
     def _address(self, address: str) -> tuple[bool, bool, bool]:
         """Confirmed, bouncing, bounced: one look at the address's row, kept."""
         key = address.strip().lower()
-        if key not in self._addresses:
+        known = self.lookups.addresses
+        if key not in known:
             query = select(Address.confirmed_at, Address.bouncing_since, Address.hard_bounces)
             row = self.session.execute(query.where(Address.address == key)).first()
-            self._addresses[key] = (
+            known[key] = (
                 row is not None and row.confirmed_at is not None,
                 row is not None and row.bouncing_since is not None,
                 row is not None and (row.hard_bounces > 0 or row.bouncing_since is not None),
             )
-        return self._addresses[key]
+        return known[key]
 
     def forget_confirmations(self) -> None:
         """An address was just confirmed (or cleared of its bounces): look again."""
-        self._addresses.clear()
+        self.lookups.addresses.clear()

@@ -488,7 +488,7 @@ def _viewer(board: Board, seat: int | None) -> int | str:
 def board_picture(ctx: CommandContext, board: Board, seat: int | None, user: User) -> str | None:
     """The board as an SVG picture for the seat (None: an observer), for a user who takes
     board mail with pictures; None for one who takes text alone, or when the operator turned
-    pictures off (``board_pictures``: drawing one costs 2-12 ms of CPU)."""
+    pictures off (``board_pictures``: drawing one costs 1-4 ms of CPU)."""
     if user.mail_format != "html" or not ctx.settings.board_pictures:
         return None
     return board.game.svg(board.state, _viewer(board, seat))

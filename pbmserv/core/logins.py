@@ -9,7 +9,7 @@ after the command's savepoint is rolled back (a failed command changes nothing e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 
@@ -30,10 +30,21 @@ def _window(ctx: CommandContext) -> timedelta:
 
 def _recent(ctx: CommandContext, column, value: str) -> int:  # type: ignore[no-untyped-def]
     since = ctx.now() - _window(ctx)
+    # Core queries on the session's connection: no autoflush, no ORM overhead (every move
+    # with a password runs this); and none at all while no login failed lately.
+    connection = ctx.session.connection()
+    if ctx.lookups.failures_lately is None:
+        latest = connection.scalar(select(func.max(AuthFailure.failed_at)))
+        ctx.lookups.failures_lately = latest is not None and _aware(latest) > since
+    if not ctx.lookups.failures_lately:
+        return 0
     query = select(func.count()).select_from(AuthFailure).where(column == value)
-    # A Core query on the session's connection: no autoflush, no ORM overhead (every move
-    # runs this).
-    return ctx.session.connection().scalar(query.where(AuthFailure.failed_at > since)) or 0
+    return connection.scalar(query.where(AuthFailure.failed_at > since)) or 0
+
+
+def _aware(stamp: datetime) -> datetime:
+    """SQLite gives back times without their zone: they are UTC."""
+    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
 def authenticate(
@@ -99,6 +110,7 @@ def record_failures(ctx: CommandContext) -> None:
     for userid in ctx.failed_logins:
         ctx.session.add(AuthFailure(userid=userid, sender=(ctx.sender or "")[:320], failed_at=now))
     ctx.session.flush()
+    ctx.lookups.failures_lately = True
     for userid in dict.fromkeys(ctx.failed_logins):
         if _recent(ctx, AuthFailure.userid, userid) >= ctx.settings.failed_logins_per_user:
             _alert_owner(ctx, userid)

@@ -9,9 +9,10 @@ the draw to come.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
@@ -79,6 +80,7 @@ def queue(ctx: CommandContext, board: Board, seat: int, moves: Sequence[str]) ->
         if game.outcome(state) is not None and index < len(moves) - 1:
             raise CommandError(f"the game would be over after {text}: end the queue there")
     service.record_event(ctx, board, "queue", _SEPARATOR.join(texts), seat)
+    _queued_on(ctx, board)
     return texts
 
 
@@ -109,6 +111,8 @@ def answer(
     seat and the move; the rest of that queue then waits at the new ply."""
     if board.finished or refusal(board) is not None:
         return None  # (no query on the move's hot path where no queue can exist)
+    if ctx.lookups.queues.get(board.row.id) is False:
+        return None  # the batch looked once: this board has no queue
     for seat_row in board.row.seats:
         seat = seat_row.seat
         if seat == mover:
@@ -124,5 +128,21 @@ def answer(
             return None  # no longer legal: the queue is dropped (it stays at an old ply)
         if len(queued) > 2 and not board.finished:
             service.record_event(ctx, board, "queue", _SEPARATOR.join(queued[2:]), seat)
+            _queued_on(ctx, board)
         return seat, reply
     return None
+
+
+def _queued_on(ctx: CommandContext, board: Board) -> None:
+    """The batch's lookup learns the board now has a queue."""
+    ctx.lookups.queues[board.row.id] = True
+
+
+def queues_on(session: Session, boards: Iterable[int]) -> dict[int, bool]:
+    """Whether each of ``boards`` has had a queued move (one query for a batch's boards)."""
+    wanted = sorted(set(boards))
+    if not wanted:
+        return {}
+    query = select(MoveRow.game_id).where(MoveRow.game_id.in_(wanted), MoveRow.kind == "queue")
+    found = set(session.scalars(query.distinct()))
+    return {board: board in found for board in wanted}

@@ -260,6 +260,8 @@ class AuthFailure(Base):
     __table_args__ = (
         Index("ix_auth_failures_userid_at", "userid", "failed_at"),
         Index("ix_auth_failures_sender_at", "sender", "failed_at"),
+        # The latest failure, looked at once a batch: none lately, no limit can be reached.
+        Index("ix_auth_failures_at", "failed_at"),
     )
 
 

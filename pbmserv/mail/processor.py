@@ -16,6 +16,7 @@ waiting behind argon2.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -25,10 +26,10 @@ from sqlalchemy import Integer, bindparam, insert, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core import board_mail, bouncing, confirmation
+from pbmserv.core import board_mail, bouncing, confirmation, queued
 from pbmserv.core.board_mail import ReplyTag, reply_address
 from pbmserv.core.commands.accounts import confirmed_section
-from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.context import CommandContext, Lookups, utcnow
 from pbmserv.core.digest import send_digests
 from pbmserv.core.dispatch import (
     dispatch_line,
@@ -72,6 +73,9 @@ MAX_ATTEMPTS = 3
 #: Messages a transaction processes: enough to share its cost, few enough that the
 #: write lock (SQLite) is held only briefly.
 BATCH = 20
+#: A batch that has held the write lock this long lets a waiting writer in (SQLite has one
+#: write lock: the listener's stores would otherwise wait for a whole batch, ~100 ms).
+YIELD_AFTER_SECONDS = 0.015
 
 _INBOX = table_of(InboxMessage)
 _OUTBOX = table_of(OutboxMessage)
@@ -267,13 +271,17 @@ def _handle(
     prepared: Prepared,
     now: datetime,
     checks: PasswordChecks,
+    lookups: Lookups | None = None,
 ) -> Handled:
     """Process one message inside the caller's transaction (its mail is returned, not
-    queued: the batch queues the mail of the messages that succeeded)."""
+    queued: the batch queues the mail of the messages that succeeded); ``lookups``: the
+    batch's (see core.context.Lookups)."""
+    lookups = lookups if lookups is not None else Lookups()
     mail, lines = prepared.mail, prepared.lines
     message_id = printable(mail.message_id or "")
     bounce_to = bounce_tags(mail.recipients, settings.address)
     if bounce_to:  # a delivery report (or an auto-reply) to the return path of our mail
+        lookups.addresses.clear()  # it may mark an address bouncing
         return _bounce_report(session, settings, item, mail, bounce_to, now)
     if mail.auto_reason:
         return Handled(
@@ -303,6 +311,7 @@ def _handle(
         clock=lambda: now,
         password_checks=checks,
         sender_authenticated=prepared.verdict is Verdict.PASS,
+        lookups=lookups,
     )
     if ctx.has_bounced(mail.sender):  # mail came from it: it works (a look may_mail shares)
         bouncing.clear_bouncing(session, mail.sender, now)
@@ -585,6 +594,10 @@ class _BatchRun:
     clock: Callable[[], datetime]
     limit: int
     only: int | None
+    #: Asked once the batch has held the write lock YIELD_AFTER_SECONDS: is a writer waiting
+    #: for it (the listener, storing messages)? Then the batch commits what it has done and
+    #: leaves the rest pending for the next one.
+    should_yield: Callable[[], bool] | None = None
     #: The ids of the messages taken, as they are taken.
     claimed: list[int] = field(default_factory=list)
     prepared: dict[int, Prepared | Exception] = field(default_factory=dict)
@@ -599,6 +612,11 @@ class _BatchRun:
             except _CheckPasswordsFirst as first:
                 self.checks.update(check_ahead(first.hashes, first.pairs))
         raise AssertionError("unreachable: the last attempt checks passwords inside")
+
+    def _yields(self, began: float) -> bool:
+        if self.should_yield is None or not self.claimed:
+            return False
+        return time.monotonic() - began >= YIELD_AFTER_SECONDS and self.should_yield()
 
     def _transaction(self, may_step_out: bool) -> _Batch:
         settings, prepared = self.settings, self.prepared
@@ -615,17 +633,22 @@ class _BatchRun:
                 raise _CheckPasswordsFirst(hashes, unchecked)
             # Every board the batch may lock, in ascending order, before any command locks
             # one: two servers' batches never each hold a board the other waits for.
-            lock_boards(session, _boards_of(waiting))
+            boards = _boards_of(waiting)
+            lock_boards(session, boards)
+            lookups = Lookups(queues=queued.queues_on(session, boards))
             outbox: list[dict[str, Any]] = []
             marks: list[dict[str, Any]] = []
+            began = time.monotonic()
             for item in items:
+                if self._yields(began):
+                    break  # the messages not taken stay pending, for the next batch
                 self.claimed.append(item.id)
                 ready = prepared[item.id]
                 if isinstance(ready, Exception):
                     raise ready
                 # A failure here (a bug) aborts the batch, which is then redone one message
                 # at a time (see process_batch): no savepoint a message is needed for that.
-                handled = _handle(session, settings, item, ready, now, self.checks)
+                handled = _handle(session, settings, item, ready, now, self.checks, lookups)
                 batch.handled.append((item.id, handled))
                 outbox += handled.outbox
                 marks.append(
@@ -671,16 +694,17 @@ def process_batch(
     clock: Callable[[], datetime] = utcnow,
     limit: int = BATCH,
     only: int | None = None,
+    should_yield: Callable[[], bool] | None = None,
 ) -> int:
     """Process up to ``limit`` due messages (or just message ``only``) in one transaction;
-    return how many were taken (0: none was due).
+    return how many were taken (0: none was due). ``should_yield``: see _BatchRun.
 
     If anything goes wrong (a bug in a command, a reply that cannot be built, a commit that
     fails), the batch is rolled back and the messages it took are processed again one at a
     time; a lone message that still fails is recorded as failed (and retried later, then
     quarantined), so it can never hold up the ones behind it.
     """
-    run = _BatchRun(factory, settings, clock, limit, only)
+    run = _BatchRun(factory, settings, clock, limit, only, should_yield)
     claimed = run.claimed
     try:
         batch = run.run()

@@ -58,6 +58,12 @@ class GroupStore:
         self.settings = settings
         self._waiting: list[tuple[StoredEnvelope, asyncio.Future[Stored | StoreFailed]]] = []
         self._writer: asyncio.Task[None] | None = None
+        self._writing = False  # a group's transaction is under way (or waits for the lock)
+
+    @property
+    def waiting(self) -> bool:
+        """Are messages waiting to be stored, or being stored (read from any thread)?"""
+        return bool(self._waiting) or self._writing
 
     async def store(self, raw: bytes, mail_from: str, rcpt_tos: Sequence[str] = ()) -> Stored:
         """Store one message; raises if it could not be stored (the caller answers 451)."""
@@ -74,6 +80,7 @@ class GroupStore:
         while self._waiting:
             group = self._waiting[: self.MAX_GROUP]
             del self._waiting[: self.MAX_GROUP]
+            self._writing = True
             try:
                 outcomes = await asyncio.to_thread(
                     store_messages,
@@ -86,6 +93,8 @@ class GroupStore:
                     if not future.done():
                         future.set_exception(error)
                 continue
+            finally:
+                self._writing = False
             for (_message, future), outcome in zip(group, outcomes, strict=True):
                 if not future.done():  # a client gone meanwhile cancelled its wait
                     future.set_result(outcome)

@@ -61,9 +61,18 @@ class Server:
         self._mail = asyncio.Event()
         self._stopping = asyncio.Event()
         self.port: int | None = None
+        self.handler: InboxHandler | None = None
+        # SQLite has one write lock, which the listener's stores wait for: a processing batch
+        # lets them in (PostgreSQL's writers do not wait for each other).
+        sqlite = factory.kw["bind"].dialect.name == "sqlite"
+        self._should_yield = self._stores_waiting if sqlite else None
 
     def wake(self) -> None:
         self._work.set()
+
+    def _stores_waiting(self) -> bool:
+        """Messages the listener is waiting to store (a batch then lets it in)."""
+        return self.handler is not None and self.handler.store.waiting
 
     def mail_waiting(self) -> None:
         """Mail was queued: deliver it now (here, or in the delivery processes)."""
@@ -84,7 +93,9 @@ class Server:
     async def _process_loop(self) -> None:
         while not self._stopping.is_set():
             try:
-                count = await asyncio.to_thread(process_batch, self.factory, self.settings)
+                count = await asyncio.to_thread(
+                    process_batch, self.factory, self.settings, should_yield=self._should_yield
+                )
             except Exception:
                 log.exception("processing failed; retrying shortly")
                 count = 0
@@ -207,6 +218,7 @@ class Server:
         handler = InboxHandler(
             self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
         )
+        self.handler = handler
         listener = await start_listener(handler, self.settings, share_port=self.parent is not None)
         self.port = listener.port
         log.info("listening on %s:%s", self.settings.listen_host, self.port)

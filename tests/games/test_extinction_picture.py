@@ -19,6 +19,7 @@ from PIL import Image
 from pbmserv.games.base import StateError
 from pbmserv.games.drawing import HIGHLIGHT, HIGHLIGHT_FROM
 from pbmserv.games.extinction import GAME, ExtinctionState, position
+from pbmserv.games.extinction.picture import square_corner
 from pbmserv.games.testing import random_playout
 from pbmserv.mail import pictures
 from pbmserv.mail.pictures import png_of
@@ -35,17 +36,14 @@ def play(texts: list[str], state: ExtinctionState | None = None) -> ExtinctionSt
 
 
 def filled(svg: str) -> dict[str, str]:
-    """The squares python-chess drew a fill over, by name, with the fill's colour: the fill is
-    the unnamed rect right after the square's own."""
+    """The squares drawn over in a colour, by name, with the colour: the picture covers a
+    square of the last move with a rect of class "lastmove <square>" over the square's own."""
     found = {}
-    square = None
     for rect in ET.fromstring(svg).iter(f"{SVG}rect"):
-        names = [n for n in rect.get("class", "").split() if n in chess.SQUARE_NAMES]
-        if names:
-            square = names[0]
-        elif square is not None and rect.get("class") is None:
+        names = rect.get("class", "").split()
+        if "lastmove" in names:
+            [square] = [n for n in names if n in chess.SQUARE_NAMES]
             found[square] = rect.get("fill", "")
-            square = None
     return found
 
 
@@ -137,14 +135,11 @@ def test_every_move_of_a_game_is_drawn_from_where_it_left(seed: int) -> None:
 
 
 def _square_corner(name: str, black_below: bool) -> tuple[int, int]:
-    """A point just inside the top left corner of a square (pieces stand in the middle):
-    python-chess's board at size 360 is a 390-unit viewBox with 15 units of margin."""
-    square = chess.parse_square(name)
-    file, rank = chess.square_file(square), chess.square_rank(square)
-    if black_below:
-        file, rank = 7 - file, 7 - rank
-    scale = 360 / 390
-    return round((15 + file * 45 + 4) * scale), round((15 + (7 - rank) * 45 + 4) * scale)
+    """A point just inside the top left corner of a square (pieces stand in the middle); the
+    picture is drawn one unit a pixel."""
+    orientation = chess.BLACK if black_below else chess.WHITE
+    x, y = square_corner(chess.parse_square(name), orientation)
+    return x + 4, y + 4
 
 
 def near(found: tuple[int, ...], wanted: str, tolerance: int = 12) -> bool:

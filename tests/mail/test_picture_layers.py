@@ -18,7 +18,7 @@ from pbmserv.mail.palette import colours_of, palette_for
 
 pytestmark = pytest.mark.skipif(pictures.lunasvg is None, reason="LunaSVG draws the layers")
 
-LAYERED_GAMES = ["buffalo", "chameleon", "hmdg", "owlman"]
+LAYERED_GAMES = ["buffalo", "chameleon", "extinction", "hmdg", "owlman"]
 
 
 def positions(name: str, seeds: int = 3) -> Iterator[str]:
@@ -49,7 +49,7 @@ def drawn(svg: str) -> Image.Image:
 @pytest.mark.parametrize("name", LAYERED_GAMES)
 def test_a_layered_picture_looks_as_the_whole_svg_drawn_in_one_go(name: str) -> None:
     for svg in positions(name):
-        assert pictures.layers_of(svg) is not None, "the grid games draw in layers"
+        assert pictures.layers_of(svg) is not None, "the board games draw in layers"
         fast, whole = drawn(svg), in_one_go(svg)
         assert fast.size == whole.size
         # The pieces on a copy of the board are the very pixels of the picture drawn whole.

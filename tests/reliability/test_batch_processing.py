@@ -130,3 +130,28 @@ def test_messages_waiting_together_are_processed_in_one_transaction(  # type: ig
     assert len(commits) == 1
     assert statuses(engine) == [("done", 0)] * 12
     assert len(replies_to(engine)) == 12
+
+
+def test_a_batch_lets_a_waiting_writer_in_and_leaves_the_rest_pending(  # type: ignore[no-untyped-def]
+    engine, settings, monkeypatch
+) -> None:
+    """SQLite has one write lock: a batch that has held it long enough commits what it has
+    done when the listener waits to store, and the messages it had not reached are taken by
+    the next batch, each processed exactly once."""
+    for number in range(5):
+        store(engine, settings, f"user{number}@example.org", f"help {number}")
+    monkeypatch.setattr(processor, "YIELD_AFTER_SECONDS", 0.0)
+    asked = []
+
+    def listener_waits() -> bool:
+        asked.append(True)
+        return True
+
+    factory = session_factory(engine)
+    assert process_batch(factory, settings, should_yield=listener_waits) == 1
+    assert [status for status, _ in statuses(engine)] == ["done"] + ["pending"] * 4
+    assert asked, "the batch asked whether a writer waits"
+    # No writer waiting: the next batch takes all the rest.
+    assert process_batch(factory, settings, should_yield=lambda: False) == 4
+    assert [status for status, _ in statuses(engine)] == ["done"] * 5
+    assert sorted(replies_to(engine)) == [f"user{n}@example.org" for n in range(5)]

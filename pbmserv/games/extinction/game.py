@@ -10,7 +10,6 @@ from typing import Any
 
 import chess
 import chess.pgn
-import chess.svg
 
 from pbmserv.games.base import (
     Game,
@@ -36,6 +35,7 @@ from pbmserv.games.extinction.notation import (
     _MoveReader,
     _quote,
 )
+from pbmserv.games.extinction.picture import board_svg
 from pbmserv.games.extinction.state import (
     _CLAIMS,
     ExtinctionState,
@@ -232,20 +232,15 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
         return "\n".join(lines)
 
     def svg(self, state: ExtinctionState, viewer: Viewer) -> str:
-        """python-chess's board, from Black's side for Black, with coordinates; the squares the
-        last move left in a pale yellow and those it reached in yellow (castling: the king's
-        and the rook's)."""
+        """python-chess's board and pieces, from Black's side for Black, with coordinates; the
+        squares the last move left in a pale yellow and those it reached in yellow (castling:
+        the king's and the rook's). In layers: the board is drawn once for each side."""
         mover = chess.WHITE if state.seat_to_move == 1 else chess.BLACK
         left, reached = squares(state.last_move, mover, state.last_from)
         fill = dict.fromkeys(left, HIGHLIGHT_FROM)
         fill.update(dict.fromkeys(reached, HIGHLIGHT))
-        return chess.svg.board(
-            chess.Board(state.fen),
-            orientation=chess.BLACK if viewer == 1 else chess.WHITE,
-            fill=fill,
-            coordinates=True,
-            size=360,
-        )
+        orientation = chess.BLACK if viewer == 1 else chess.WHITE
+        return board_svg(state._board.piece_map(), orientation, fill)
 
     @staticmethod
     def _status_line(state: ExtinctionState) -> str:

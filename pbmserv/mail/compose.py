@@ -32,6 +32,7 @@ def environment() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,  # plain-text mail
+        auto_reload=False,  # installed with the server: no stat of the file every mail
     )
 
 
@@ -45,6 +46,7 @@ def html_environment() -> Environment:
         loader=FileSystemLoader(str(templates_dir())),
         undefined=StrictUndefined,
         autoescape=True,  # every value in HTML is escaped
+        auto_reload=False,
     )
 
 

@@ -9,7 +9,7 @@ import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 
@@ -42,8 +42,11 @@ def make_engine(url: str, *, durable: bool = True) -> Engine:
             conn.exec_driver_sql("BEGIN IMMEDIATE")
 
         return engine
-    options = {} if durable else {"connect_args": {"options": "-c synchronous_commit=off"}}
-    return create_engine(url, pool_pre_ping=True, **options)
+    if not durable:  # added to the URL's own options (a search_path, say), not in their place
+        parsed = make_url(url)
+        options = f"{parsed.query.get('options', '')} -c synchronous_commit=off".strip()
+        return create_engine(parsed.update_query_dict({"options": options}), pool_pre_ping=True)
+    return create_engine(url, pool_pre_ping=True)
 
 
 def is_postgres(engine: Engine) -> bool:

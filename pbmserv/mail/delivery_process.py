@@ -23,15 +23,14 @@ import subprocess
 import time
 from collections.abc import Callable, Sequence
 
+from pbmserv.mail.supervisor import restart_delay, wait_all
+
 log = logging.getLogger("pbmserv.serve")
 
 #: Set in a delivery child's environment to its parent's pid.
 DELIVERY_ENV = "PBMSERV_DELIVERY_OF"
 #: The child's end of the wake-up pipe (a file descriptor number).
 WAKE_FD_ENV = "PBMSERV_DELIVERY_WAKE_FD"
-QUICK_DEATH_SECONDS = 10.0
-MAX_RESTART_DELAY = 30.0
-STOP_TIMEOUT_SECONDS = 30.0
 CHECK_SECONDS = 0.5
 
 
@@ -68,9 +67,7 @@ class DeliveryChildren:
                 if entry is None or entry[0].poll() is None:
                     continue
                 process, started = entry
-                lived = time.monotonic() - started
-                self.delay = self.delay * 2 if lived < QUICK_DEATH_SECONDS else 1.0
-                self.delay = min(self.delay, MAX_RESTART_DELAY)
+                self.delay = restart_delay(self.delay, time.monotonic() - started)
                 log.error(
                     "delivery process %s (pid %s) exited with %s; starting another in %.0f s",
                     slot,
@@ -91,13 +88,7 @@ class DeliveryChildren:
         running = [entry[0] for entry in self.processes if entry and entry[0].poll() is None]
         for process in running:
             process.send_signal(signal.SIGTERM)
-        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-        for process in running:
-            try:
-                process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        wait_all(running)
         for fd in (self.read_fd, self.write_fd):
             with contextlib.suppress(OSError):
                 os.close(fd)

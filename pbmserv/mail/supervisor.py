@@ -13,7 +13,7 @@ import os
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from types import FrameType
 
 log = logging.getLogger("pbmserv.serve")
@@ -24,6 +24,28 @@ WORKER_ENV = "PBMSERV_WORKER_OF"
 QUICK_DEATH_SECONDS = 10.0
 MAX_RESTART_DELAY = 30.0
 STOP_TIMEOUT_SECONDS = 30.0
+
+
+def restart_delay(previous: float, lived: float) -> float:
+    """How long to wait before starting again a process that lived ``lived`` seconds: twice
+    the last wait when it died soon after its start, else a second; 30 s at most."""
+    delay = previous * 2 if lived < QUICK_DEATH_SECONDS else 1.0
+    return min(delay, MAX_RESTART_DELAY)
+
+
+def wait_all(processes: Iterable[subprocess.Popen[bytes]]) -> int:
+    """Wait for ``processes`` to end (killed past STOP_TIMEOUT_SECONDS in all); the first
+    failing exit code, or 0."""
+    deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
+    worst = 0
+    for process in processes:
+        try:
+            code = process.wait(max(0.1, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            process.kill()
+            code = process.wait()
+        worst = worst or (code if code and code > 0 else 0)
+    return worst
 
 
 class Supervisor:
@@ -57,9 +79,7 @@ class Supervisor:
                 code = process.poll()
                 if code is None or self.stopping:
                     continue
-                lived = time.monotonic() - started
-                self.delay = self.delay * 2 if lived < QUICK_DEATH_SECONDS else 1.0
-                self.delay = min(self.delay, MAX_RESTART_DELAY)
+                self.delay = restart_delay(self.delay, time.monotonic() - started)
                 log.error(
                     "worker %s (pid %s) exited with %s; starting another in %.0f s",
                     slot,
@@ -73,15 +93,7 @@ class Supervisor:
         return self._wait_all()
 
     def _wait_all(self) -> int:
-        deadline = time.monotonic() + STOP_TIMEOUT_SECONDS
-        worst = 0
-        for process, _started in self.workers.values():
-            try:
-                code = process.wait(max(0.1, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                process.kill()
-                code = process.wait()
-            worst = worst or (code if code and code > 0 else 0)
+        worst = wait_all(process for process, _started in self.workers.values())
         log.info("stopped")
         return worst
 

@@ -73,6 +73,7 @@ def test_mail_leaves_from_the_delivery_process_as_soon_as_it_is_queued(  # type:
             assert answered_within(spool, i + 1, 10), (tmp_path / "serve.log").read_text()
         # The child died: another takes its place, and mail still leaves at once.
         os.kill(child, signal.SIGKILL)
+        assert gone(child, 15)  # (not counted while it is still dying)
         (again,) = wait_for_children(server.pid, 1, timeout=30)
         assert again != child
         time.sleep(0.5)  # its wake-up listener is set up as it starts

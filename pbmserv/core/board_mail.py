@@ -104,7 +104,12 @@ def _mac(key: bytes, text: str) -> str:
 
 def chat_tag(board: int, seat: int, seat_token: str) -> str:
     """The tag of a chat notice's reply address for a seat (``c17-s0-MAC``)."""
-    return f"c{board}-s{seat}-{_mac(seat_token.encode(), 'chat')}"
+    return f"c{board}-s{seat}-{_chat_mac(seat_token)}"
+
+
+def _chat_mac(seat_token: str) -> str:
+    """A chat address's secret: made of the seat's token, and giving nothing of it away."""
+    return _mac(seat_token.encode(), "chat")
 
 
 def _message_mac(key: bytes, reader: User, author_id: int) -> str:
@@ -188,10 +193,10 @@ def chat_thread(ctx: CommandContext, row: GameRow, user: User, seat: int | None)
     """The next mail of ``row`` to one user, a chat line's notice: a player's carries the
     seat's chat reply address (a reply is a chat line back), an observer's none."""
     found = thread(ctx, row, user, seat)
-    if seat is None or found.reply_tag is None:
+    seats = parse_tag(found.reply_tag) if found.reply_tag is not None else None
+    if seat is None or seats is None:
         return replace(found, reply_tag=None)
-    token = found.reply_tag.rpartition("-")[2]
-    return replace(found, reply_tag=chat_tag(row.id, seat, token))
+    return replace(found, reply_tag=chat_tag(row.id, seat, seats.token))
 
 
 def rotate_tokens(session: Session, user: User) -> None:
@@ -222,14 +227,10 @@ def _chat_mail(session: Session, tag: ReplyTag) -> BoardMail | None:
         BoardMail.game_id == tag.board, BoardMail.seat == tag.seat, BoardMail.token.is_not(None)
     )
     for mail in session.scalars(query):
-        assert tag.board is not None and tag.seat is not None and mail.token is not None
-        if hmac.compare_digest(chat_tag(tag.board, tag.seat, mail.token), _tag_text(tag)):
+        assert mail.token is not None
+        if hmac.compare_digest(_chat_mac(mail.token), tag.token):
             return mail
     return None
-
-
-def _tag_text(tag: ReplyTag) -> str:
-    return f"{'b' if tag.kind == SEAT else 'c'}{tag.board}-s{tag.seat}-{tag.token}"
 
 
 def find_reply_seat(session: Session, tag: ReplyTag) -> ReplySeat | None:

@@ -134,6 +134,36 @@ def cpu_seconds(pid: int) -> float:
     return sum(int(value) for value in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
+def roles_by_pid(pid: int) -> dict[int, str]:
+    """A `serve` and its child processes by the part of the work each does (a child's
+    ``PBMSERV_CHILD_ROLE``: "process", "deliver"...); "receive" for the listener's own process
+    (and the processes of `--workers`, and whatever else has no role)."""
+    roles = {}
+    for each in [pid, *child_pids(pid)]:
+        try:
+            environ = Path(f"/proc/{each}/environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        marked = [item for item in environ if item.startswith(b"PBMSERV_CHILD_ROLE=")]
+        roles[each] = marked[0].partition(b"=")[2].decode() if marked else "receive"
+    return roles
+
+
+def cpu_by_part(pid: int) -> dict[str, float]:
+    """CPU seconds of a `serve` and its child processes by their part of the work
+    (:func:`roles_by_pid`), each process's own time alone."""
+    parts: dict[str, float] = {}
+    for each, role in roles_by_pid(pid).items():
+        try:
+            data = Path(f"/proc/{each}/stat").read_text()
+        except OSError:
+            continue
+        fields = data[data.rindex(")") + 2 :].split()
+        spent = sum(int(value) for value in fields[11:13]) / os.sysconf("SC_CLK_TCK")
+        parts[role] = parts.get(role, 0.0) + spent
+    return parts
+
+
 def child_pids(parent: int) -> list[int]:
     """The processes descended from ``parent`` (children, their children...)."""
     parents: dict[int, list[int]] = {}
@@ -579,6 +609,10 @@ class ServerProcess:
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
 
+    def cpu_by_part(self) -> dict[str, float]:
+        """Its CPU time and its children's, by the part of the work each process does."""
+        return cpu_by_part(self.pid)
+
     def cpu_seconds(self) -> float:
         """Its CPU time and its children's (the workers of `serve --workers N`)."""
         return sum(cpu_seconds(pid) for pid in [self.pid, *child_pids(self.pid)])
@@ -606,10 +640,20 @@ class ServerProcess:
         if self.proc is not None:
             self.proc.wait(30)
 
+    def _note_roles(self) -> None:
+        """With ``BENCH_PROFILE=DIR``: each process's part of the work, by pid, beside its
+        profile (``DIR/NAME-N.roles``), for profile_summary.py --process."""
+        folder = os.environ.get("BENCH_PROFILE")
+        if not folder or not self.alive():
+            return
+        lines = [f"{pid} {role}" for pid, role in roles_by_pid(self.pid).items()]
+        (Path(folder) / f"{self.name}-{self.starts}.roles").write_text("\n".join(lines) + "\n")
+
     def stop(self, timeout: float = 20.0) -> None:
         """SIGTERM and wait (bounded); SIGKILL if it does not stop."""
         if not self.alive():
             return
+        self._note_roles()
         self.sample_memory()
         assert self.proc is not None
         self.proc.send_signal(signal.SIGTERM)

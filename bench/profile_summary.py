@@ -61,9 +61,18 @@ def part_of(frames: list[str]) -> str:
     return "other"
 
 
+def roles_beside(path: Path) -> dict[str, str]:
+    """The processes' parts of the work by pid, as the bench noted them (``NAME-N.roles``)."""
+    noted = path.with_suffix(".roles")
+    if not noted.exists():
+        return {}
+    return dict(line.split(" ", 1) for line in noted.read_text().splitlines() if " " in line)
+
+
 def summarise(
     path: Path, only: str | None = None
 ) -> tuple[int, Counter[str], Counter[str], Counter[str]]:
+    roles = roles_beside(path)
     busy = 0
     parts: Counter[str] = Counter()
     leaves: Counter[str] = Counter()
@@ -71,16 +80,21 @@ def summarise(
     for line in path.read_text().splitlines():
         if not line.strip():
             continue
-        frames, count = frames_of(line)
+        try:
+            frames, count = frames_of(line)
+        except ValueError:  # a line cut short (py-spy stopped with the server)
+            continue
         if is_idle(frames):
             continue
         # The innermost process frame names the process (a child's stacks sit in its
-        # parent's): a delivery process runs `python -m pbmserv`, the server `pbmserv`.
+        # parent's); its part of the work as the bench noted it, or else: a child process
+        # runs `python -m pbmserv`, the server `pbmserv`.
         where = [i for i, frame in enumerate(frames) if PROCESS.match(frame)]
         if where:
             process = PROCESS.match(frames[where[-1]])
             assert process is not None
-            role = "delivery" if "-m pbmserv" in process.group(2) else "main"
+            guess = "child" if "-m pbmserv" in process.group(2) else "receive"
+            role = roles.get(process.group(1), guess)
             if only is not None and role != only:
                 continue
             parts[f"[process: {role} {process.group(1)}]"] += count
@@ -99,7 +113,9 @@ def main() -> None:
     parser.add_argument("--moves", type=int, help="moves the profile covers")
     parser.add_argument("--cpu-ms", type=float, help="measured server CPU ms a move")
     parser.add_argument("--top", type=int, default=25)
-    parser.add_argument("--process", choices=["main", "delivery"], help="only this process")
+    parser.add_argument(
+        "--process", help="only the processes doing this part: receive, process, deliver"
+    )
     args = parser.parse_args()
     busy = 0
     parts: Counter[str] = Counter()

@@ -229,6 +229,7 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
             games = set_up_by_mail(rig, pairs, args.size, args.threads, args.max_seconds)
             plan_moves(games, args.moves)
             before = [s.cpu_seconds() for s in rig.servers]
+            parts_before = rig.servers[0].cpu_by_part()
             others = (postgres_cpu(), time.process_time())
             rate = args.paced_rate if name.endswith("-paced") else None
             burst = name.endswith("-burst")
@@ -246,6 +247,7 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
             if burst:
                 row.notes.append("open loop: no move waited for any mail")
             after = [s.cpu_seconds() for s in rig.servers]
+            parts_after = rig.servers[0].cpu_by_part()
             done = row.result.done
             if row.result.elapsed > 0:
                 row.cores = (sum(after) - sum(before)) / row.result.elapsed
@@ -259,11 +261,19 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
                 if kind != "sqlite":
                     cpu = f"all postgres processes {database_ms:.1f} ms CPU per move; {cpu}"
                 row.notes.append(cpu)
+                row.notes.append(_by_part(parts_before, parts_after, done, servers))
             if row.result.notes:
                 row.notes.append(f"server log: {rig.servers[0].log_tail(3)}")
     except Exception as error:  # one row's failure must not lose the others' figures
         row.notes.append(f"failed: {type(error).__name__}: {error}")
     return row
+
+
+def _by_part(before: dict[str, float], after: dict[str, float], done: int, servers: int) -> str:
+    """The server's CPU ms a move by the part of the work each of its processes does."""
+    spent = {part: (after[part] - before.get(part, 0.0)) * 1000 / done for part in after}
+    listed = ", ".join(f"{part} {ms:.1f}" for part, ms in sorted(spent.items()))
+    return f"CPU ms per move by process{' (first server)' if servers > 1 else ''}: {listed}"
 
 
 # --- the password path -------------------------------------------------------------------------

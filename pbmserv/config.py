@@ -106,6 +106,9 @@ class Settings:
     # signing, sending: as much CPU as playing the moves), beside the one that listens and
     # plays; 0 delivers from that one.
     delivery_processes: int = 1
+    # Whether `serve` (each worker) plays the moves in a process of its own, apart from the
+    # one that listens: the listener then stores at its own pace while moves are played.
+    processing_process: bool = True
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted
@@ -196,6 +199,7 @@ ENV_NAMES = {
     "delivery_connections": "PBMSERV_DELIVERY_CONNECTIONS",
     "workers": "PBMSERV_WORKERS",
     "delivery_processes": "PBMSERV_DELIVERY_PROCESSES",
+    "processing_process": "PBMSERV_PROCESSING_PROCESS",
     "log_format": "PBMSERV_LOG_FORMAT",
     "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
     "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",

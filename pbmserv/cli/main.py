@@ -9,6 +9,7 @@ import json
 import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from sqlalchemy import Engine
 
@@ -181,21 +182,26 @@ def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | Non
 
 
 def _serve(settings: Settings) -> int:
-    from pbmserv.mail.delivery_process import DELIVERY_ENV, WAKE_FD_ENV, DeliveryChildren
+    from pbmserv.mail import child_processes as kids
     from pbmserv.mail.supervisor import WORKER_ENV, supervise
-    from pbmserv.mail.worker import Server
+    from pbmserv.mail.worker import DELIVER, Server
 
-    delivering_for = os.environ.get(DELIVERY_ENV)
+    role = os.environ.get(kids.ROLE_ENV)
     # A delivery process writes claims and "sent" marks alone: a power cut may lose them and
     # no more than that (the mail goes again), so its commits need not wait for the disk.
-    engine = _engine_at_head(settings, durable=delivering_for is None)
+    engine = _engine_at_head(settings, durable=role != DELIVER)
     if engine is None:
         return EX_CONFIG
     itself = [sys.executable, "-m", "pbmserv", *sys.argv[1:]]
-    if delivering_for is not None:  # a delivery process of a `serve` (mail/delivery_process.py)
-        wake_fd = int(os.environ[WAKE_FD_ENV])
+    if role is not None:  # a child process of a `serve` (mail/child_processes.py)
+        mail_wake_fd = os.environ.get(kids.MAIL_WAKE_FD_ENV)
         server = Server(
-            session_factory(engine), settings, parent=int(delivering_for), wake_fd=wake_fd
+            session_factory(engine),
+            settings,
+            parent=int(os.environ[kids.PARENT_ENV]),
+            parts=frozenset(role.split("+")),
+            wake_fd=int(os.environ[kids.WAKE_FD_ENV]),
+            mail_wake_fd=int(mail_wake_fd) if mail_wake_fd else None,
         )
         asyncio.run(server.run())
         return 0
@@ -206,12 +212,11 @@ def _serve(settings: Settings) -> int:
             return EX_CONFIG
         engine.dispose()
         return supervise(settings.workers, itself)
-    count = settings.delivery_processes
     server = Server(
         session_factory(engine),
         settings,
         parent=int(parent) if parent else None,
-        children=DeliveryChildren(count, itself) if count else None,
+        **_serving_parts(settings, itself),
     )
     try:
         asyncio.run(server.run())
@@ -225,6 +230,27 @@ def _serve(settings: Settings) -> int:
         print(f"pbmserv: cannot listen on {settings.listen}: {error.strerror}", file=sys.stderr)
         return EX_UNAVAILABLE
     return 0
+
+
+def _serving_parts(settings: Settings, itself: list[str]) -> dict[str, Any]:
+    """What `serve` does itself and which child processes do the rest: delivery in
+    ``delivery_processes`` of them, the processing in one (``processing_process``), which
+    also delivers when no process is there for it."""
+    from pbmserv.mail import child_processes as kids
+    from pbmserv.mail.worker import DELIVER, EVERYTHING, PROCESS
+
+    parts, children = set(EVERYTHING), []
+    delivery = None
+    if settings.delivery_processes:
+        delivery = kids.Children(frozenset({DELIVER}), settings.delivery_processes, itself)
+        parts.discard(DELIVER)
+    if settings.processing_process:
+        processing = {PROCESS} if delivery else {PROCESS, DELIVER}
+        handed = {kids.MAIL_WAKE_FD_ENV: delivery.pipe.write_fd} if delivery else {}
+        children.append(kids.Children(frozenset(processing), 1, itself, handed))
+        parts -= processing
+    children += [delivery] if delivery else []
+    return {"parts": frozenset(parts), "children": children}
 
 
 def _deliver(settings: Settings) -> int:

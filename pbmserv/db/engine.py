@@ -115,11 +115,96 @@ def _write_lock(engine: Engine) -> SqliteWriteLock | None:
     with _LOCKS_LOCK:
         lock = _WRITE_LOCKS.get(engine)
         if lock is None:
-            database = engine.url.database
-            in_memory = not database or database == ":memory:" or database.startswith("file:")
-            lock = SqliteWriteLock(None if in_memory else f"{database}.lock")
+            database = _database_file(engine)
+            lock = SqliteWriteLock(f"{database}.lock" if database else None)
             _WRITE_LOCKS[engine] = lock
         return lock
+
+
+class StoreIntent:
+    """Writers that will want SQLite's write lock at once (the listener's stores) say so here,
+    and a long transaction (a processing batch) asks whether any is waiting, to make way.
+
+    Across processes through a lock file (``DATABASE.storing``): a waiting store holds a shared
+    lock on it, and ``waiting()`` tries an exclusive one without blocking. flock locks belong to
+    an open file, so the asking side opens its own, and one process's stores share one lock
+    (held while any of them waits). An in-memory database has no file: a count alone.
+    """
+
+    def __init__(self, path: str | None) -> None:
+        self._path = path
+        self._count = 0
+        self._count_lock = threading.Lock()
+        self._announce_fd: int | None = None
+        self._ask_fd: int | None = None
+
+    def _open(self) -> tuple[int, int] | None:
+        if self._path and self._announce_fd is None:
+            try:
+                self._announce_fd = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+                self._ask_fd = os.open(self._path, os.O_RDWR)
+            except OSError:  # a read-only folder: this process's own count still works
+                self._path = None
+        if self._announce_fd is None or self._ask_fd is None:
+            return None
+        return self._announce_fd, self._ask_fd
+
+    @contextmanager
+    def announced(self) -> Iterator[None]:
+        """While in it, a store is waiting for (or holding) the write lock."""
+        with self._count_lock:
+            self._count += 1
+            if self._count == 1 and (fds := self._open()) is not None:
+                fcntl.flock(fds[0], fcntl.LOCK_SH)
+        try:
+            yield
+        finally:
+            with self._count_lock:
+                self._count -= 1
+                if self._count == 0 and (fds := self._open()) is not None:
+                    fcntl.flock(fds[0], fcntl.LOCK_UN)
+
+    def waiting(self) -> bool:
+        """Is a store waiting, in this process or another?"""
+        if self._count:
+            return True
+        fds = self._open()
+        if fds is None:
+            return False
+        try:
+            fcntl.flock(fds[1], fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(fds[1], fcntl.LOCK_UN)
+        return False
+
+    def __del__(self) -> None:
+        for fd in (self._announce_fd, self._ask_fd):
+            if fd is not None:
+                os.close(fd)
+
+
+_STORE_INTENTS: weakref.WeakKeyDictionary[Engine, StoreIntent] = weakref.WeakKeyDictionary()
+
+
+def store_intent(engine: Engine) -> StoreIntent | None:
+    """Where a SQLite engine's stores say they wait for the write lock (None for other
+    databases: their writers do not wait for each other)."""
+    if engine.dialect.name != "sqlite":
+        return None
+    with _LOCKS_LOCK:
+        intent = _STORE_INTENTS.get(engine)
+        if intent is None:
+            database = _database_file(engine)
+            intent = StoreIntent(f"{database}.storing" if database else None)
+            _STORE_INTENTS[engine] = intent
+        return intent
+
+
+def _database_file(engine: Engine) -> str | None:
+    database = engine.url.database
+    in_memory = not database or database == ":memory:" or database.startswith("file:")
+    return None if in_memory else database
 
 
 @contextmanager

@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 
 from sqlalchemy import bindparam, func, insert, or_, select
@@ -19,7 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.core.parser import printable
-from pbmserv.db.engine import transaction
+from pbmserv.db.engine import store_intent, transaction
 from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.mail.decode import dedupe_key, header_from_address
 
@@ -72,7 +73,21 @@ def store_messages(
     """Commit several messages (``Envelope``s) in one transaction (a group commit: the
     listener's messages that arrive together share one write). If the transaction
     fails, each message is tried in a transaction of its own, so that one message's trouble
-    is that message's alone; its exception is then raised only for a lone message."""
+    is that message's alone; its exception is then raised only for a lone message.
+
+    On SQLite the stores say they are waiting for the write lock (db.engine.StoreIntent), so
+    that a processing batch holding it makes way."""
+    intent = store_intent(factory.kw["bind"])
+    with intent.announced() if intent is not None else nullcontext():
+        return _store_group(factory, settings, messages, clock)
+
+
+def _store_group(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    messages: Sequence[Envelope],
+    clock: Callable[[], datetime],
+) -> list[Stored | StoreFailed]:
     try:
         with transaction(factory) as session:
             outcomes: list[Stored | StoreFailed] = [

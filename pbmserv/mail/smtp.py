@@ -10,6 +10,7 @@ import logging
 import socket
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 
 from aiosmtpd.smtp import SMTP, Envelope
 from aiosmtpd.smtp import Session as SMTPSession
@@ -17,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.board_mail import mask_tokens
+from pbmserv.db.engine import store_intent
 from pbmserv.mail.inbox import Envelope as StoredEnvelope
 from pbmserv.mail.inbox import Stored, StoreFailed, store_messages
 
@@ -58,12 +60,9 @@ class GroupStore:
         self.settings = settings
         self._waiting: list[tuple[StoredEnvelope, asyncio.Future[Stored | StoreFailed]]] = []
         self._writer: asyncio.Task[None] | None = None
-        self._writing = False  # a group's transaction is under way (or waits for the lock)
-
-    @property
-    def waiting(self) -> bool:
-        """Are messages waiting to be stored, or being stored (read from any thread)?"""
-        return bool(self._waiting) or self._writing
+        # On SQLite, said from the first message waiting to the last stored: a processing
+        # batch holding the write lock then makes way (db.engine.StoreIntent).
+        self._intent = store_intent(factory.kw["bind"])
 
     async def store(self, raw: bytes, mail_from: str, rcpt_tos: Sequence[str] = ()) -> Stored:
         """Store one message; raises if it could not be stored (the caller answers 451)."""
@@ -77,27 +76,25 @@ class GroupStore:
         return outcome
 
     async def _write(self) -> None:
-        while self._waiting:
-            group = self._waiting[: self.MAX_GROUP]
-            del self._waiting[: self.MAX_GROUP]
-            self._writing = True
-            try:
-                outcomes = await asyncio.to_thread(
-                    store_messages,
-                    self.factory,
-                    self.settings,
-                    [message for message, _future in group],
-                )
-            except Exception as error:  # the database itself: every sender tries again
-                for _message, future in group:
-                    if not future.done():
-                        future.set_exception(error)
-                continue
-            finally:
-                self._writing = False
-            for (_message, future), outcome in zip(group, outcomes, strict=True):
-                if not future.done():  # a client gone meanwhile cancelled its wait
-                    future.set_result(outcome)
+        with self._intent.announced() if self._intent is not None else nullcontext():
+            while self._waiting:
+                await self._write_group()
+
+    async def _write_group(self) -> None:
+        group = self._waiting[: self.MAX_GROUP]
+        del self._waiting[: self.MAX_GROUP]
+        try:
+            outcomes = await asyncio.to_thread(
+                store_messages, self.factory, self.settings, [message for message, _ in group]
+            )
+        except Exception as error:  # the database itself: every sender tries again
+            for _message, future in group:
+                if not future.done():
+                    future.set_exception(error)
+            return
+        for (_message, future), outcome in zip(group, outcomes, strict=True):
+            if not future.done():  # a client gone meanwhile cancelled its wait
+                future.set_result(outcome)
 
 
 class InboxHandler:

@@ -1,6 +1,6 @@
 """`pbmserv serve`: the SMTP listener plus the processing and delivery workers, in one loop;
-or, with ``delivery_processes``, the listener and processing here and delivery in child
-processes (see mail.delivery_process), each a :class:`Server` in its own role."""
+or the listener here and the processing and delivery in child processes (see
+mail.child_processes), each a :class:`Server` doing its part."""
 
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import signal
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
+from pbmserv.db.engine import store_intent
+from pbmserv.mail.child_processes import Children, listen_for_wakes, stop_all, wake_through
 from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
-from pbmserv.mail.delivery_process import DeliveryChildren, listen_for_wakes
 from pbmserv.mail.imap import MailboxReader, read_mailbox
 from pbmserv.mail.pictures import letters_can_be_drawn
 from pbmserv.mail.processor import maintain, process_batch
@@ -28,11 +29,14 @@ log = logging.getLogger("pbmserv.serve")
 RELAY_IDLE_SECONDS = 10.0
 # How often `serve` deletes the sent mail older than sent_retention_days.
 RETENTION_INTERVAL_SECONDS = 3600.0
+# After a batch, how long at most the next waits for the listener's waiting stores: long enough
+# for a few group commits (a burst is stored first), short enough that moves go on meanwhile.
+MAKE_WAY_SECONDS = 0.05
 
-
-#: What a server does: everything; the listener and processing (its delivery in children);
-#: or delivery alone (a child).
-ALL, FRONT, DELIVERY = "all", "front", "delivery"
+#: The parts of a server's work: receiving mail (the SMTP listener or the mailbox reader),
+#: processing it (with the maintenance), delivering the mail it queues.
+RECEIVE, PROCESS, DELIVER = "receive", "process", "deliver"
+EVERYTHING = frozenset({RECEIVE, PROCESS, DELIVER})
 
 
 class Server:
@@ -44,41 +48,55 @@ class Server:
         settings: Settings,
         parent: int | None = None,
         *,
-        children: DeliveryChildren | None = None,
+        parts: frozenset[str] = EVERYTHING,
+        children: list[Children] | None = None,
         wake_fd: int | None = None,
+        mail_wake_fd: int | None = None,
     ) -> None:
         self.factory = factory
         self.settings = settings
-        #: The supervisor's pid when this server is one of `serve --workers N`; a delivery
-        #: child's parent's.
+        #: The supervisor's pid when this server is one of `serve --workers N`; a child's
+        #: parent's.
         self.parent = parent
-        #: This server's delivery processes (FRONT), if it has them.
-        self.children = children
-        #: A delivery child's end of its parent's wake-up pipe (DELIVERY).
+        #: What this server does itself; the rest its children do.
+        self.parts = parts
+        #: Its child processes (processing first, then delivery), if it has them.
+        self.children = children or []
+        #: A child's end of its parent's wake-up pipe.
         self.wake_fd = wake_fd
-        self.role = FRONT if children else DELIVERY if wake_fd is not None else ALL
+        #: Where a processing child says mail is queued (the delivery children's pipe).
+        self.mail_wake_fd = mail_wake_fd
         self._work = asyncio.Event()
         self._mail = asyncio.Event()
         self._stopping = asyncio.Event()
         self.port: int | None = None
         self.handler: InboxHandler | None = None
         # SQLite has one write lock, which the listener's stores wait for: a processing batch
-        # lets them in (PostgreSQL's writers do not wait for each other).
-        sqlite = factory.kw["bind"].dialect.name == "sqlite"
-        self._should_yield = self._stores_waiting if sqlite else None
-
-    def wake(self) -> None:
-        self._work.set()
-
-    def _stores_waiting(self) -> bool:
-        """Messages the listener is waiting to store (a batch then lets it in)."""
-        return self.handler is not None and self.handler.store.waiting
+        # lets them in (PostgreSQL's writers do not wait for each other). The listener says it
+        # is waiting through a lock file, so it may be in another process.
+        self._stores = store_intent(factory.kw["bind"])
+        self._should_yield = self._stores.waiting if self._stores is not None else None
 
     def mail_waiting(self) -> None:
         """Mail was queued: deliver it now (here, or in the delivery processes)."""
         self._mail.set()
-        if self.children is not None:
-            self.children.wake()
+        for group in self.children:
+            if DELIVER in group.parts:
+                group.wake()
+        if self.mail_wake_fd is not None:
+            wake_through(self.mail_wake_fd)
+
+    def wake(self) -> None:
+        """A message was stored: process it now (here, or in the processing child)."""
+        self._work.set()
+        for group in self.children:
+            if PROCESS in group.parts:
+                group.wake()
+
+    def _woken(self) -> None:
+        """A child's parent (or the processing child) says there is work for it."""
+        self._work.set()
+        self._mail.set()
 
     def stop(self) -> None:
         self._stopping.set()
@@ -101,8 +119,19 @@ class Server:
                 count = 0
             if count:
                 self.mail_waiting()
+                await self._make_way()
                 continue
             await self._wait(self._work)
+
+    async def _make_way(self) -> None:
+        """Let the listener's waiting stores take the write lock before the next batch does
+        (SQLite's lock is not handed over in turn: a batch begun at once would win it again)."""
+        if self._stores is None:
+            return
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + MAKE_WAY_SECONDS
+        while self._stores.waiting() and loop.time() < deadline:
+            await asyncio.sleep(0.001)
 
     async def _deliver_loop(self, batch: int) -> None:
         """One of the delivery workers: its own relay connection, its own claims."""
@@ -170,9 +199,10 @@ class Server:
     async def run(self) -> None:
         loop = asyncio.get_running_loop()
         listener, mailbox = None, None
-        if self.role != DELIVERY:
+        if RECEIVE in self.parts:
             listener, mailbox = await self._start_receiving(loop)
-        if self.role != FRONT and self.settings.board_pictures and not letters_can_be_drawn():
+        drawing = DELIVER in self.parts and self.settings.board_pictures
+        if drawing and not letters_can_be_drawn():
             log.warning(
                 "no font to draw board pictures' letters with: install one (Debian: "
                 "fonts-dejavu-core), or set board_pictures = false to send text alone"
@@ -181,29 +211,30 @@ class Server:
             with contextlib.suppress(NotImplementedError, RuntimeError, ValueError):
                 loop.add_signal_handler(sig, self.stop)
         tasks = [asyncio.create_task(self._watch_parent())]
-        if self.role != DELIVERY:
+        if mailbox is not None:
+            tasks.append(asyncio.create_task(read_mailbox(mailbox, self._stopping)))
+        if PROCESS in self.parts:
             tasks += [
                 asyncio.create_task(self._process_loop()),
                 asyncio.create_task(self._maintain_loop()),
                 asyncio.create_task(self._retention_loop()),
-                *([asyncio.create_task(read_mailbox(mailbox, self._stopping))] if mailbox else []),
             ]
-        if self.role != FRONT:
+        if DELIVER in self.parts:
             tasks += self._delivery_tasks()
-        if self.children is not None:
-            self.children.start()
-            tasks.append(asyncio.create_task(self.children.supervise(self._stopping)))
+        for group in self.children:
+            group.start()
+            tasks.append(asyncio.create_task(group.supervise(self._stopping)))
         if self.wake_fd is not None:
-            listen_for_wakes(self.wake_fd, loop, self._mail.set, self.stop)
-            log.info("delivering mail (pid %s)", os.getpid())
+            listen_for_wakes(self.wake_fd, loop, self._woken, self.stop)
+            log.info("%s (pid %s)", " and ".join(sorted(self.parts)), os.getpid())
         try:
             await self._stopping.wait()
         finally:
             if listener is not None:
                 await listener.close()
             await asyncio.gather(*tasks, return_exceptions=True)
-            if self.children is not None:
-                await asyncio.to_thread(self.children.stop)
+            if self.children:
+                await asyncio.to_thread(stop_all, self.children)
             log.info("stopped")
 
     async def _start_receiving(

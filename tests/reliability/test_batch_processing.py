@@ -13,7 +13,7 @@ from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 
 import pbmserv.mail.processor as processor
-from pbmserv.db.engine import session_factory
+from pbmserv.db.engine import StoreIntent, session_factory, store_intent
 from pbmserv.db.models import InboxMessage, OutboxMessage, User
 from pbmserv.mail.inbox import store_message
 from pbmserv.mail.processor import process_batch
@@ -155,3 +155,24 @@ def test_a_batch_lets_a_waiting_writer_in_and_leaves_the_rest_pending(  # type: 
     assert process_batch(factory, settings, should_yield=lambda: False) == 4
     assert [status for status, _ in statuses(engine)] == ["done"] * 5
     assert sorted(replies_to(engine)) == [f"user{n}@example.org" for n in range(5)]
+
+
+def test_a_batch_makes_way_for_a_store_waiting_in_another_process(  # type: ignore[no-untyped-def]
+    engine, settings, monkeypatch
+) -> None:
+    """The listener and the processing run in different processes (mail.child_processes): a
+    store says through the lock file beside the database that it waits, and the batch sees it."""
+    if engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL's writers do not wait for each other")
+    for number in range(3):
+        store(engine, settings, f"user{number}@example.org", f"help {number}")
+    monkeypatch.setattr(processor, "YIELD_AFTER_SECONDS", 0.0)
+    # Its own open file of the lock: as another process would have.
+    listener = StoreIntent(f"{engine.url.database}.storing")
+    batch_side = store_intent(engine)
+    assert batch_side is not None
+    factory = session_factory(engine)
+    with listener.announced():
+        assert process_batch(factory, settings, should_yield=batch_side.waiting) == 1
+    assert process_batch(factory, settings, should_yield=batch_side.waiting) == 2
+    assert [status for status, _ in statuses(engine)] == ["done"] * 3

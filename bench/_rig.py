@@ -633,10 +633,11 @@ class ServerProcess:
         return count_tracebacks(self.log_path)
 
     def kill(self) -> None:
-        """SIGKILL: no clean-up at all, as in a power cut."""
+        """SIGKILL to the server and its child processes at once (its own process group): no
+        clean-up at all, as in a power cut."""
         if self.alive():
             self.sample_memory()
-            os.kill(self.pid, signal.SIGKILL)
+            os.killpg(self.pid, signal.SIGKILL)
         if self.proc is not None:
             self.proc.wait(30)
 

@@ -4,7 +4,8 @@ Run ``python bench/growth.py`` (``--quick`` for 10 vs 10,000 games and 50,000 ro
 for the options). For SQLite and PostgreSQL it builds two databases: a small one (10 stored
 games) and a big one (100,000 stored games, half of them finished, plus 1,000,000 old processed
 inbox rows and 1,000,000 old sent outbox rows). The big one is filled with bulk SQL (a recursive
-CTE on SQLite, generate_series on PostgreSQL, then VACUUM ANALYZE as autovacuum would), not
+CTE on SQLite, generate_series on PostgreSQL, then ANALYZE, or VACUUM ANALYZE as autovacuum
+would), with each board's mail threads and 30 moves of history (3,000,000 rows), not
 through the server. Then a real server on each (`pbmserv serve`, relaying to a local sink) gets
 the same fixed number of real moves on boards opened by mail, as in throughput.py: many games in
 parallel, a game's next move sent once its board mail arrived. The moves are played in rounds
@@ -154,11 +155,16 @@ def _time_sql(engine: Engine, seconds_ago: str) -> str:
     return f"(CAST(:base AS timestamptz) - make_interval(secs => {seconds_ago}))"
 
 
+#: Entries of each stored board's move history.
+HISTORY = 30
+
+
 def fill(
     engine: Engine, size: Size, players: list[Player], raw_bytes: int, timeout: float
 ) -> float:
     """Bulk-insert ``size``'s stored games (half finished, two seats each, players from a pool
-    of bulk users) and its old inbox and outbox rows; return the seconds it took."""
+    of bulk users, each board's mail thread and HISTORY moves of history) and its old inbox and
+    outbox rows, then gather statistics; return the seconds it took."""
     started = time.monotonic()
     sqlite = engine.dialect.name == "sqlite"
     users = max(10, size.games // 50)
@@ -216,6 +222,23 @@ def fill(
                 f"SELECT g.id, {seat}, u0.id + (g.id + {shift}) % {users} FROM games g, "
                 "(SELECT min(id) AS id FROM users WHERE userid LIKE 'bulk%') u0"
             )
+        # Each seat's board-mail thread (an active board's with its reply-address token),
+        # and HISTORY entries of each board's move history.
+        statements.append(
+            "INSERT INTO board_mail (game_id, user_id, seat, token, first_message_id, "
+            "last_message_id) SELECT s.game_id, s.user_id, s.seat, "
+            "CASE WHEN g.status = 'active' THEN 'bulk' || s.game_id || 's' || s.seat END, "
+            "'<bulk-first-' || s.game_id || '-' || s.seat || '@localhost>', "
+            "'<bulk-last-' || s.game_id || '-' || s.seat || '@localhost>' "
+            "FROM seats s JOIN games g ON g.id = s.game_id"
+        )
+        prefix, source = series(HISTORY)
+        statements.append(
+            f"{prefix}INSERT INTO moves (game_id, ply, seat, kind, text, message_id, created_at) "
+            "SELECT g.id, x - 1, (x - 1) % 2, 'move', 'a' || (1 + x % 11), "
+            f"'<bulk-move-' || g.id || '-' || x || '@bulk.example>', {old} "
+            f"FROM games g, {source}"
+        )
     if size.rows:
         # One old message in ten came from one of the benchmark's players.
         address = (
@@ -260,6 +283,8 @@ def fill(
     if sqlite:
         raw = engine.raw_connection()  # outside any transaction (the engine opens one)
         try:
+            # Statistics, as `PRAGMA optimize` gathers them on a database in use.
+            raw.cursor().execute("ANALYZE")
             raw.cursor().execute("PRAGMA wal_checkpoint(TRUNCATE)")
         finally:
             raw.close()

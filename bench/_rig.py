@@ -212,12 +212,23 @@ def load_average() -> str:
         return "?"
 
 
-def vm_hwm_kb(pid: int) -> int:
+def vm_hwm_kb(pid: int, field: str = "VmHWM") -> int:
+    """A process's peak resident memory in kB (``field="VmRSS"``: its resident memory now)."""
     with contextlib.suppress(OSError):
         for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1])
     return 0
+
+
+def memory_by_part(pid: int) -> dict[str, tuple[int, int]]:
+    """A `serve`'s processes' resident memory now and at its peak (kB), by their part of the
+    work (:func:`roles_by_pid`)."""
+    parts: dict[str, tuple[int, int]] = {}
+    for each, role in roles_by_pid(pid).items():
+        now, peak = parts.get(role, (0, 0))
+        parts[role] = (now + vm_hwm_kb(each, "VmRSS"), peak + vm_hwm_kb(each))
+    return parts
 
 
 def count_tracebacks(log_path: Path | None) -> int:
@@ -608,6 +619,10 @@ class ServerProcess:
 
     def alive(self) -> bool:
         return self.proc is not None and self.proc.poll() is None
+
+    def memory_by_part(self) -> dict[str, tuple[int, int]]:
+        """Its resident memory now and at the peak (kB), by the part each process does."""
+        return memory_by_part(self.pid)
 
     def cpu_by_part(self) -> dict[str, float]:
         """Its CPU time and its children's, by the part of the work each process does."""

@@ -262,6 +262,7 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
                     cpu = f"all postgres processes {database_ms:.1f} ms CPU per move; {cpu}"
                 row.notes.append(cpu)
                 row.notes.append(_by_part(parts_before, parts_after, done, servers))
+                row.notes.append(_memory(rig.servers[0].memory_by_part(), done))
             if row.result.notes:
                 row.notes.append(f"server log: {rig.servers[0].log_tail(3)}")
     except Exception as error:  # one row's failure must not lose the others' figures
@@ -274,6 +275,14 @@ def _by_part(before: dict[str, float], after: dict[str, float], done: int, serve
     spent = {part: (after[part] - before.get(part, 0.0)) * 1000 / done for part in after}
     listed = ", ".join(f"{part} {ms:.1f}" for part, ms in sorted(spent.items()))
     return f"CPU ms per move by process{' (first server)' if servers > 1 else ''}: {listed}"
+
+
+def _memory(parts: dict[str, tuple[int, int]], done: int) -> str:
+    listed = ", ".join(
+        f"{part} {now / 1024:.0f} MB (peak {peak / 1024:.0f})"
+        for part, (now, peak) in sorted(parts.items())
+    )
+    return f"resident memory after {done} moves by process: {listed}"
 
 
 # --- the password path -------------------------------------------------------------------------

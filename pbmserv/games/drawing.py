@@ -6,7 +6,11 @@ side's colour with a letter on them, so a board reads at a glance on a phone; th
 an addition to the text diagram, never the only account of the position. A picture that puts
 more beside a board (scores, a second board) takes the board as a :class:`Drawn` from
 :func:`square_board`, places it with :func:`placed` and writes with :func:`label` and
-:func:`piece`. Pure: no I/O.
+:func:`piece`.
+
+What changes from move to move (the pieces, the last move's cells) is drawn as sprites
+(:func:`sprite`): small pictures in boxes of their own, the same body wherever they stand, so
+that the mail's rasteriser draws each once and pastes it (pbmserv.mail.pictures). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -109,8 +113,16 @@ def square_svg(grid: Grid) -> str:
 def square_board(grid: Grid) -> Drawn:
     """A square grid with its coordinates (on two sides or four, as ``grid.far_labels`` says),
     for a picture that puts more beside it; its cells are where :func:`square_centre` says."""
+    board, pieces = square_layers(grid)
+    return Drawn(board.body + pieces, board.width, board.height)
+
+
+def square_layers(grid: Grid) -> tuple[Drawn, str]:
+    """:func:`square_board` in two layers, for a picture drawn in layers (:func:`layered`):
+    the board (cells, rivers, coordinates) and the pieces on it (the last move's cells and
+    what stands on the cells, as sprites)."""
     board, pieces, width, height = _square_layers(grid)
-    return Drawn(board + pieces, width, height)
+    return Drawn(board, width, height), pieces
 
 
 def _square_layers(grid: Grid) -> tuple[str, str, float, float]:
@@ -141,7 +153,7 @@ def _square_layers(grid: Grid) -> tuple[str, str, float, float]:
         board.append(label(MARGIN * 0.5, y + 5, name))
         if grid.far_labels:
             board.append(label(width - MARGIN * 0.5, y + 5, name))
-    pieces += [_square_cell(grid, row, col, HIGHLIGHT) for row, col in sorted(grid.highlight)]
+    pieces += [_square_highlight(grid, row, col) for row, col in sorted(grid.highlight)]
     pieces += _marks(grid, lambda r, c: square_centre(grid, r, c))
     return "".join(board), "".join(pieces), width, height
 
@@ -153,6 +165,18 @@ def _square_cell(grid: Grid, row: int, col: int, fill: str) -> str:
         f'<rect x="{x - half:g}" y="{y - half:g}" width="{CELL}" height="{CELL}" '
         f'fill="{fill}" stroke="{LINE}" stroke-width="1"/>'
     )
+
+
+def _square_highlight(grid: Grid, row: int, col: int) -> str:
+    """A cell of the last move, highlighted: a sprite a pixel wider than the cell on each side,
+    for the outline's half outside it."""
+    x, y = square_centre(grid, row, col)
+    outer = CELL / 2 + 1
+    cell = (
+        f'<rect x="1" y="1" width="{CELL}" height="{CELL}" fill="{HIGHLIGHT}" '
+        f'stroke="{LINE}" stroke-width="1"/>'
+    )
+    return sprite(x - outer, y - outer, CELL + 2, CELL + 2, cell, "last-move")
 
 
 _HEX_R = CELL / math.sqrt(3)  # a pointy-top hexagon CELL wide
@@ -172,12 +196,19 @@ def _hex_centre_at(row: int, col: int) -> tuple[float, float]:
 @cache
 def _hex_corners(row: int, col: int) -> str:
     """The corners of a hexagon as SVG points: the same on every board, so worked out once."""
+    return " ".join(f"{x:.1f},{y:.1f}" for x, y in _hex_points(row, col))
+
+
+def _hex_points(row: int, col: int) -> list[tuple[float, float]]:
+    """The corners of a hexagon, each to a tenth of a pixel."""
     x, y = _hex_centre_at(row, col)
-    return " ".join(
-        f"{x + _HEX_R * math.cos(math.radians(60 * k - 30)):.1f},"
-        f"{y + _HEX_R * math.sin(math.radians(60 * k - 30)):.1f}"
+    return [
+        (
+            round(x + _HEX_R * math.cos(math.radians(60 * k - 30)), 1),
+            round(y + _HEX_R * math.sin(math.radians(60 * k - 30)), 1),
+        )
         for k in range(6)
-    )
+    ]
 
 
 def hex_svg(grid: Grid) -> str:
@@ -205,19 +236,33 @@ def hex_svg(grid: Grid) -> str:
         x, y = hex_centre(grid, row, grid.cols - 1)
         board.append(label(x + CELL * 0.85, y + 5, name))
     board.append(legend.body)
-    pieces += [_hex_cell(row, col, HIGHLIGHT) for row, col in sorted(grid.highlight)]
-    edges = _hex_edges(grid, grid.edges) if grid.edges else []
-    # A last move on a side would cover the inner half of its stroke: the sides go over it.
+    width, height = math.ceil(max(width, legend.width)), math.ceil(height + legend.height)
+    pieces += [_hex_highlight(row, col) for row, col in sorted(grid.highlight)]
+    edges = "".join(_hex_edges(grid, grid.edges)) if grid.edges else ""
+    # A last move on a side would cover the inner half of its stroke: the sides go over it,
+    # as one sprite the size of the picture (the same for every move on a side).
     touched = any(r in (0, grid.rows - 1) or c in (0, grid.cols - 1) for r, c in grid.highlight)
-    (pieces if touched else board).extend(edges)
+    if touched and edges:
+        pieces.append(sprite(0, 0, width, height, edges, "edges"))
+    else:
+        board.append(edges)
     pieces += _marks(grid, lambda r, c: hex_centre(grid, r, c))
-    return layered(
-        "".join(board), "".join(pieces), max(width, legend.width), height + legend.height
-    )
+    return layered("".join(board), "".join(pieces), width, height)
 
 
 def _hex_cell(row: int, col: int, fill: str) -> str:
     return f'<polygon points="{_hex_corners(row, col)}" fill="{fill}" stroke="{LINE}"/>'
+
+
+def _hex_highlight(row: int, col: int) -> str:
+    """A hexagon of the last move, highlighted: a sprite with room for the outline (and its
+    pointed joins) around the hexagon. Its corners are the board's own, rounded as the board
+    rounds them, so that it covers the board's hexagon exactly."""
+    x, y = _hex_centre_at(row, col)
+    left, top = _at(x - CELL / 2 - 1), _at(y - _HEX_R - 2)
+    corners = " ".join(f"{_at(cx - left):g},{_at(cy - top):g}" for cx, cy in _hex_points(row, col))
+    cell = f'<polygon points="{corners}" fill="{HIGHLIGHT}" stroke="{LINE}"/>'
+    return sprite(left, top, CELL + 2, math.ceil(2 * _HEX_R + 4), cell, "last-move")
 
 
 def _hex_corner(row: int, col: int, k: int) -> tuple[float, float]:
@@ -314,28 +359,57 @@ def placed(drawn: Drawn, x: float, y: float, kind: str = "") -> str:
     return f'<g{named} transform="translate({x:g},{y:g})">{drawn.body}</g>'
 
 
+def sprite(x: float, y: float, width: float, height: float, body: str, kind: str = "") -> str:
+    """``body`` drawn in a box of its own, ``width`` by ``height``, its top left corner at
+    (x, y): a nested ``<svg>``, in whose coordinates ``body`` is drawn (its origin the box's
+    corner). Any SVG viewer draws it in place; the mail's rasteriser draws each sprite once
+    and pastes it (pbmserv.mail.pictures), so a body that repeats should be the same text
+    wherever it stands. The box clips what it holds: it must hold the strokes too. ``kind``:
+    a class naming what it is, for a reader of the SVG such as a test. The corner is kept to
+    a hundredth of a pixel (a hexagon's centre falls between pixels)."""
+    named = f' class="{escape(kind)}"' if kind else ""
+    return (
+        f'<svg{named} x="{_at(x):g}" y="{_at(y):g}" width="{_at(width):g}" '
+        f'height="{_at(height):g}">{body}</svg>'
+    )
+
+
+def _at(value: float) -> float:
+    """A position to a hundredth of a pixel (+ 0.0: never written as -0)."""
+    return round(value, 2) + 0.0
+
+
 def _marks(grid: Grid, centre: Callable[[int, int], tuple[float, float]]) -> list[str]:
     return [piece(*centre(row, col), mark) for (row, col), mark in sorted(grid.marks.items())]
 
 
 def piece(x: float, y: float, mark: Mark) -> str:
     """A piece as it stands on a cell centred at (x, y): a disc (or a ring if hollow) with its
-    letter."""
+    letter; a sprite (:func:`sprite`) centred there, its body the same on every cell."""
+    body, half = _piece_body(mark)
+    return sprite(x - half, y - half, 2 * half, 2 * half, body, "piece")
+
+
+@cache
+def _piece_body(mark: Mark) -> tuple[str, int]:
+    """A piece drawn in its box, centred, and half the box's side: room for the disc and its
+    outline, or a hollow one's ring (18), and for a label longer than a letter."""
+    half = max(18, math.ceil(widest(mark.label, 17) / 2) + 2)
     radius = CELL * 0.36
     if mark.hollow:
         disc = (
-            f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="none" '
+            f'<circle cx="{half}" cy="{half}" r="{radius:g}" fill="none" '
             f'stroke="{mark.fill}" stroke-width="4" stroke-dasharray="5,3"/>'
         )
     else:
         disc = (
-            f'<circle cx="{x:g}" cy="{y:g}" r="{radius:g}" fill="{mark.fill}" '
+            f'<circle cx="{half}" cy="{half}" r="{radius:g}" fill="{mark.fill}" '
             f'stroke="#333333" stroke-width="1.5"/>'
         )
     if not mark.label:
-        return disc
+        return disc, half
     ink = mark.fill if mark.hollow else mark.ink
-    return disc + label(x, y + 6, mark.label, ink, size=17, bold=True)
+    return disc + label(half, half + 6, mark.label, ink, size=17, bold=True), half
 
 
 def label(
@@ -353,6 +427,33 @@ def label(
         f'<text x="{x:g}" y="{y:g}" font-size="{size}" text-anchor="{anchor}" fill="{ink}"'
         f"{weight}>{escape(text)}</text>"
     )
+
+
+def label_sprite(
+    x: float,
+    y: float,
+    text: str,
+    ink: str = "#333333",
+    size: int = 14,
+    bold: bool = False,
+    anchor: str = "middle",
+    kind: str = "",
+) -> str:
+    """:func:`label` as a sprite (:func:`sprite`), for words that change from move to move
+    on a picture in layers. Its box is :func:`widest` and from a font size above the baseline
+    to a third of one below."""
+    width, height = widest(text, size) + 4, math.ceil(size * 4 / 3) + 2
+    left = {"start": x - 2, "end": x - width + 2}.get(anchor, x - width / 2)
+    top = y - size - 1
+    words = label(_at(x - _at(left)), _at(y - _at(top)), text, ink, size, bold, anchor)
+    return sprite(left, top, width, height, words, kind)
+
+
+def widest(text: str, size: int = 14) -> int:
+    """How wide ``text`` can be drawn at most: a box that must hold it (a sprite's clips)
+    gives each letter a font size and a quarter (DejaVu Sans Bold's W is wider than its font
+    size)."""
+    return math.ceil(len(text) * size * 1.25)
 
 
 def text_width(text: str, size: int = 14) -> float:

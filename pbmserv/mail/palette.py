@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 
 from PIL import Image
@@ -62,6 +63,26 @@ def colours_of_layers(board_svg: str, pieces_svg: str) -> tuple[Colour, ...] | N
     if board is None or pieces is None:
         return None
     return tuple(sorted(board | pieces | {_WHITE, _BLACK}))
+
+
+@lru_cache(maxsize=1024)
+def _part_colours(part: str) -> frozenset[Colour] | None:
+    return _named_colours(part)
+
+
+def colours_of_parts(board_svg: str, parts: Sequence[str]) -> tuple[Colour, ...] | None:
+    """:func:`colours_of` a layered picture whose pieces are given in parts (its sprites): the
+    colours of its board and of each part are read once."""
+    board = _board_colours(board_svg)
+    if board is None:
+        return None
+    found = set(board) | {_WHITE, _BLACK}
+    for part in parts:
+        named = _part_colours(part)
+        if named is None:
+            return None
+        found |= named
+    return tuple(sorted(found))
 
 
 @lru_cache(maxsize=64)

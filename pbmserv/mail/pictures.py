@@ -8,6 +8,12 @@ flat-coloured boards. pylunasvg has wheels for x86-64 and Apple machines only; e
 (Linux on ARM) resvg (``resvg-py``) draws. Both are wheels with no system library. The same
 picture often goes to several people (both players and the observers of a game without
 secrets): recent pictures are kept, each drawn once.
+
+A board picture in layers (:func:`layers_of`) has its board drawn once and kept. When its
+pieces are all sprites (pbmserv.mail.sprites), each sprite is drawn once too and pasted by
+Pillow on the board, already in the palette: no SVG is drawn for a picture made of pieces seen
+before. An 11x11 Chameleon board mid-game takes 1.4 ms, not 4 (bench/pictures.py), most of it
+the PNG's encoding. Other pieces are drawn by LunaSVG on a copy of the board's pixels.
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ import resvg_py
 from PIL import Image
 
 from pbmserv.mail.mime import TO_PNG, TO_PNG_DEFLATED
-from pbmserv.mail.palette import palette_for
+from pbmserv.mail.palette import colours_of_parts, palette_for, palette_image
+from pbmserv.mail.sprites import Sheet, sprites_of
 
 lunasvg: ModuleType | None
 try:
@@ -41,6 +48,7 @@ log = logging.getLogger("pbmserv.pictures")
 _WIDTH = re.compile(r'<svg[^>]*?\swidth="([\d.]+)')
 #: How a LunaSVG pixel lies in memory (a 32-bit ARGB word).
 _NATIVE_PIXELS = "BGRX" if sys.byteorder == "little" else "XRGB"
+_NATIVE_ARGB = "BGRA" if sys.byteorder == "little" else "ARGB"
 _WHITE = 0xFFFFFFFF  # opaque background: the image has no alpha channel to show through
 _COLOURS = 128  # a board has a few flat colours; their anti-aliased edges need the rest
 #: zlib level of the PNG: 1 draws an 11x11 Chameleon board's PNG in 0.9 ms, not 2.1 ms (level
@@ -57,25 +65,49 @@ def png_of(svg: str) -> bytes:
 
 
 def drawn_by_lunasvg(svg: str) -> bytes:
-    """The picture drawn by LunaSVG, as a palette PNG (ValueError if it cannot be drawn). A
-    picture in layers (:func:`layers_of`) draws its pieces on a copy of its board, drawn once."""
-    assert lunasvg is not None
-    layers = layers_of(svg)
-    with _DRAWING:
-        bitmap = _on_board(*layers) if layers is not None else _drawn(svg, _WHITE)
-        size = (bitmap.width(), bitmap.height())
-        # LunaSVG's pixels are premultiplied BGRA in memory; on an opaque background that is
-        # plain BGR and an unused byte, read as RGB in one pass.
-        pixels, stride = bytes(memoryview(bitmap)), bitmap.stride()
-    image = Image.frombytes("RGB", size, pixels, "raw", _NATIVE_PIXELS, stride, 1)
-    palette = palette_for(svg, layers)
-    if palette is not None:
-        reduced = image.quantize(palette=palette, dither=Image.Dither.NONE)
-    else:
-        reduced = image.quantize(colors=_COLOURS, method=Image.Quantize.FASTOCTREE)
+    """The picture drawn by LunaSVG, as a palette PNG (ValueError if it cannot be drawn)."""
     out = io.BytesIO()
-    reduced.save(out, "PNG", compress_level=PNG_LEVEL)
+    _in_palette(svg).save(out, "PNG", compress_level=PNG_LEVEL)
     return out.getvalue()
+
+
+def _in_palette(svg: str) -> Image.Image:
+    """The picture drawn, in a palette: its own colours and their blends where the SVG names
+    them all (pbmserv.mail.palette), else its pixels' colours reduced. A picture in layers
+    (:func:`layers_of`) draws its pieces on its board, drawn once: pasted, if they are all
+    sprites."""
+    layers = layers_of(svg)
+    if layers is None:
+        with _DRAWING:
+            image = _image_of(_drawn(svg, _WHITE))
+        return _reduced(image, palette_for(svg))
+    board_svg, pieces_svg = layers
+    board = _board_pixels(board_svg)
+    sprites = sprites_of(pieces_svg) if board.alone else None
+    if sprites is None:
+        with _DRAWING:
+            image = _image_of(_on_board(board, pieces_svg))
+        return _reduced(image, palette_for(svg, layers))
+    colours = colours_of_parts(board_svg, [sprite.document for sprite in sprites])
+    if colours is None or palette_image(colours) is None:
+        return _reduced(_SHEET.pasted(board, sprites), None)
+    return _SHEET.pasted_in_palette(board, sprites, colours)
+
+
+def _reduced(image: Image.Image, palette: Image.Image | None) -> Image.Image:
+    """An RGB picture mapped onto ``palette``, or with no palette its colours reduced."""
+    if palette is not None:
+        return image.quantize(palette=palette, dither=Image.Dither.NONE)
+    return image.quantize(colors=_COLOURS, method=Image.Quantize.FASTOCTREE)
+
+
+def _image_of(bitmap: Any) -> Image.Image:
+    """A bitmap drawn on white as a Pillow RGB image. LunaSVG's pixels are premultiplied BGRA
+    in memory; on an opaque background that is plain BGR and an unused byte, read as RGB in one
+    pass. (Under the drawing lock: the bitmap is LunaSVG's.)"""
+    size = (bitmap.width(), bitmap.height())
+    pixels = bytes(memoryview(bitmap))
+    return Image.frombytes("RGB", size, pixels, "raw", _NATIVE_PIXELS, bitmap.stride(), 1)
 
 
 def _drawn(svg: str, background: int) -> Any:
@@ -89,27 +121,61 @@ def _drawn(svg: str, background: int) -> Any:
     return bitmap
 
 
+class _Board:
+    """A layered picture's board, drawn (as a Pillow RGB image); compared by identity, as a
+    key (sprites.Board)."""
+
+    __slots__ = ("image", "alone", "_argb")
+
+    def __init__(self, image: Image.Image, alone: bool) -> None:
+        self.image = image
+        #: Whether its sprites can be drawn without it: no style sheet in it that they miss.
+        self.alone = alone
+        self._argb: bytes | None = None
+
+    def argb(self) -> bytes:
+        """Its pixels as LunaSVG lays them in memory (premultiplied ARGB words, opaque), for
+        pieces that are not all sprites; worked out the first time they are asked for."""
+        if self._argb is None:
+            self._argb = self.image.convert("RGBA").tobytes("raw", _NATIVE_ARGB)
+        return self._argb
+
+
 @lru_cache(maxsize=32)
-def _board_pixels(board_svg: str) -> tuple[bytes, int, int]:
-    """A layered picture's board, drawn once: its pixels (LunaSVG's own layout), width and
-    height."""
-    bitmap = _drawn(board_svg, _WHITE)
-    return bytes(memoryview(bitmap).cast("B")), bitmap.width(), bitmap.height()
+def _board_pixels(board_svg: str) -> _Board:
+    """A layered picture's board, drawn once."""
+    with _DRAWING:
+        image = _image_of(_drawn(board_svg, _WHITE))
+    return _Board(image, "<style" not in board_svg)
 
 
-def _on_board(board_svg: str, pieces_svg: str) -> Any:
-    """The pieces drawn on a copy of the board's pixels."""
+def _on_board(board: _Board, pieces_svg: str) -> Any:
+    """The pieces drawn by LunaSVG on a copy of the board (under the drawing lock)."""
     assert lunasvg is not None
-    pixels, width, height = _board_pixels(board_svg)
+    width, height = board.image.size
     bitmap = lunasvg.Bitmap(width, height)
     if bitmap.isNull():
         raise ValueError("the picture has no size to draw at")
-    memoryview(bitmap).cast("B")[:] = pixels
+    memoryview(bitmap).cast("B")[:] = board.argb()
     document = lunasvg.Document.loadFromData(pieces_svg)
     if document is None:
         raise ValueError("the picture is not SVG that can be read")
     document.render(bitmap, lunasvg.Matrix())
     return bitmap
+
+
+def _drawn_alone(document: str) -> Image.Image:
+    """A sprite's document drawn on a transparent background: RGBA, not premultiplied."""
+    with _DRAWING:
+        bitmap = _drawn(document, 0)
+        bitmap.convertToRGBA()
+        size, stride = (bitmap.width(), bitmap.height()), bitmap.stride()
+        pixels = bytes(memoryview(bitmap))
+    return Image.frombuffer("RGBA", size, pixels, "raw", "RGBA", stride, 1)
+
+
+#: The sprites of layered pictures, each drawn once.
+_SHEET: Sheet[_Board] = Sheet(_drawn_alone)
 
 
 #: A picture in layers: ``<g id="board">`` (what stays the same move after move) first, its

@@ -39,10 +39,13 @@ def words(element: ET.Element) -> list[str]:
 
 
 def numbers(element: ET.Element, across: bool = False) -> list[int]:
-    """The numbers written in ``element``, top to bottom (``across``: left to right)."""
+    """The numbers written in ``element``, top to bottom (``across``: left to right). Each is
+    a sprite (drawing.label_sprite): written where its box is, plus where it is in the box."""
+    axis = "x" if across else "y"
     found = [
-        (float(t.get("x" if across else "y", "0")), int(t.text))
-        for t in element.iter(f"{SVG}text")
+        (float(box.get(axis, "0")) + float(t.get(axis, "0")), int(t.text))
+        for box in element.iter(f"{SVG}svg")
+        for t in box.iter(f"{SVG}text")
         if t.text and t.text.isdigit()
     ]
     return [value for _place, value in sorted(found)]
@@ -133,8 +136,11 @@ def test_a_finished_game_shows_both_rounds_side_by_side() -> None:
 def test_the_png_the_mail_carries_shows_the_counter_and_both_boards() -> None:
     waiting = next(s for s in states(size=5) if s.stage == PLACE and any(s.cells))
     svg = picture(waiting)
-    [disc] = group(ET.fromstring(svg), "next-counter").iter(f"{SVG}circle")
-    x, y = float(disc.get("cx", "0")), float(disc.get("cy", "0"))
+    sprites = group(ET.fromstring(svg), "next-counter").iter(f"{SVG}svg")
+    [counter] = [box for box in sprites if box.find(f"{SVG}circle") is not None]
+    [disc] = counter.iter(f"{SVG}circle")
+    x = float(counter.get("x", "0")) + float(disc.get("cx", "0"))
+    y = float(counter.get("y", "0")) + float(disc.get("cy", "0"))
     wanted = FILLS[LETTERS[waiting.drawn - 1]]
     for png in (png_of(svg), pictures.drawn_by_resvg(svg)):
         image = Image.open(io.BytesIO(png)).convert("RGB")

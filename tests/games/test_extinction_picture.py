@@ -37,12 +37,14 @@ def play(texts: list[str], state: ExtinctionState | None = None) -> ExtinctionSt
 
 def filled(svg: str) -> dict[str, str]:
     """The squares drawn over in a colour, by name, with the colour: the picture covers a
-    square of the last move with a rect of class "lastmove <square>" over the square's own."""
+    square of the last move with a sprite of class "lastmove <square>", a rect of the colour
+    over the square's own."""
     found = {}
-    for rect in ET.fromstring(svg).iter(f"{SVG}rect"):
-        names = rect.get("class", "").split()
+    for cover in ET.fromstring(svg).iter(f"{SVG}svg"):
+        names = cover.get("class", "").split()
         if "lastmove" in names:
             [square] = [n for n in names if n in chess.SQUARE_NAMES]
+            [rect] = cover.iter(f"{SVG}rect")
             found[square] = rect.get("fill", "")
     return found
 

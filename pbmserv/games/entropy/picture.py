@@ -3,8 +3,11 @@ at its end, each column's below it and Order's total under the board; beside it 
 plays which role and what comes next (the counter drawn for Chaos to place, or Chaos's reserve
 in Entropy II); at the end both rounds' boards side by side, with their scores and who won.
 
-Nothing here is secret: the drawn counter and the reserve are in the text diagram too, and the
-bag's next draws are not in the state at all (each is drawn when the move before it is played).
+While a round is played the picture is in layers (drawing.layered): the board's cells, its
+coordinates and the words "row" and "col" stay the same, and all that changes (the counters,
+the scores, the words beside the board) is sprites, each drawn once and pasted. Nothing here is
+secret: the drawn counter and the reserve are in the text diagram too, and the bag's next draws
+are not in the state at all (each is drawn when the move before it is played).
 """
 
 from __future__ import annotations
@@ -17,11 +20,13 @@ from pbmserv.games.drawing import (
     Mark,
     cells_named,
     label,
+    label_sprite,
+    layered,
     picture,
     piece,
     placed,
-    square_board,
     square_centre,
+    square_layers,
     text_width,
 )
 from pbmserv.games.entropy.diagram import _names
@@ -59,9 +64,11 @@ def _mark(colour: int) -> Mark:
     return Mark(_FILLS[colour - 1], _LETTERS[colour - 1], _INKS[colour - 1])
 
 
-def _scored_board(cells: bytes, size: int, last_move: str | None, total: str) -> Drawn:
+def _scored_board(cells: bytes, size: int, last_move: str | None, total: str) -> tuple[Drawn, str]:
     """The board (``last_move``'s squares highlighted) with the score of each row at its right
-    end, of each column below it, and under them ``total`` and the score's two parts."""
+    end, of each column below it, and under them ``total`` and the score's two parts; in two
+    layers: what stays the same (cells, coordinates, the words "row" and "col"), and the rest
+    as sprites."""
     marks = {}
     for index, code in enumerate(cells):
         if code:
@@ -81,35 +88,34 @@ def _scored_board(cells: bytes, size: int, last_move: str | None, total: str) ->
         highlight=cells_named(last_move, r"\b[a-g][1-7]\b", cell_of),
         far_labels=False,  # the right and bottom margins hold the scores
     )
-    board = square_board(grid)
+    board, pieces = square_layers(grid)
     score = board_score(cells, size)
     right = MARGIN * 1.5 + size * CELL + 2  # the middle of the row scores
     bottom = MARGIN + size * CELL + 18  # the baseline of the column scores
-    rows = [label(right, MARGIN * 0.62, "row", _NOTE, size=11)]
+    notes = label(right, MARGIN * 0.62, "row", _NOTE, size=11)
+    notes += label(MARGIN * 0.5, bottom, "col", _NOTE, size=11)
+    rows = []
     for row, value in reversed(list(enumerate(score.rows))):  # row N first, at the top
         _x, y = square_centre(grid, size - 1 - row, 0)
         rows.append(_score(right, y + 5, value))
-    columns = [label(MARGIN * 0.5, bottom, "col", _NOTE, size=11)]
+    columns = []
     for col, value in enumerate(score.columns):
         x, _y = square_centre(grid, 0, col)
         columns.append(_score(x, bottom, value))
     parts = f"{sum(score.rows)} in rows + {sum(score.columns)} in columns"
     text = [
-        label(MARGIN * 0.5, board.height + 12, total, bold=True, anchor="start"),
-        label(MARGIN * 0.5, board.height + 29, parts, _NOTE, size=12, anchor="start"),
+        label_sprite(MARGIN * 0.5, board.height + 12, total, bold=True, anchor="start"),
+        label_sprite(MARGIN * 0.5, board.height + 29, parts, _NOTE, size=12, anchor="start"),
     ]
-    body = (
-        board.body
-        + _group("row-scores", rows)
-        + _group("column-scores", columns)
-        + _group("total", text)
-    )
+    pieces += _group("row-scores", rows) + _group("column-scores", columns)
+    pieces += _group("total", text)
     width = max(board.width + 4, MARGIN * 0.5 + text_width(total), text_width(parts, 12))
-    return Drawn(body, width, board.height + 36)
+    return Drawn(board.body + notes, width, board.height + 36), pieces
 
 
 def _score(x: float, y: float, value: int) -> str:
-    return label(x, y, str(value), _SCORE if value else _NIL, size=13, bold=bool(value))
+    colour = _SCORE if value else _NIL
+    return label_sprite(x, y, str(value), colour, size=13, bold=bool(value))
 
 
 def _group(kind: str, parts: list[str]) -> str:
@@ -126,7 +132,7 @@ class _Column:
 
     def line(self, text: str, *, bold: bool = False, size: int = 13, gap: float = 0) -> None:
         self.y += gap + size + 5
-        self.parts.append(label(self.x, self.y, text, size=size, bold=bold, anchor="start"))
+        self.parts.append(label_sprite(self.x, self.y, text, size=size, bold=bold, anchor="start"))
         self.width = max(self.width, text_width(text, size))
 
     def counters(self, kind: str, colours: list[int], name: str = "") -> None:
@@ -138,7 +144,7 @@ class _Column:
         ]
         after = self.x + 2 * radius + 12 + (len(colours) - 1) * _STEP
         if name:
-            drawn.append(label(after, middle + 5, name, anchor="start"))
+            drawn.append(label_sprite(after, middle + 5, name, anchor="start"))
         self.parts.append(_group(kind, drawn))
         self.width = max(self.width, after - self.x + (text_width(name) if name else 0))
         self.y = middle + radius
@@ -149,7 +155,7 @@ def _in_play(state: EntropyState) -> str:
     chaos, order = names[state.chaos_seat], names[state.order_seat]
     # At the start of round 2 the last move (round 1's last) is on the other board.
     last = state.last_move if any(state.cells) else None
-    board = _scored_board(
+    board, pieces = _scored_board(
         state.cells, state.size, last, f"{ORDER}'s score so far: {_total(state.cells, state.size)}"
     )
     side = _Column(board.width + _GAP, MARGIN * 0.62 - 18)
@@ -180,8 +186,7 @@ def _in_play(state: EntropyState) -> str:
             side.line("empty", size=12)
     width = side.x + side.width + MARGIN * 0.5
     height = max(board.height, side.y + 12)
-    body = placed(board, 0, 0, "board") + "".join(side.parts)
-    return picture(Drawn(body, width, height))
+    return layered(board.body, pieces + "".join(side.parts), width, height)
 
 
 def _total(cells: bytes, size: int) -> int:
@@ -202,14 +207,15 @@ def _final(state: EntropyState) -> str:
         (1, state.first, chaos2, order2, None, first),
         (2, state.cells, order2, chaos2, state.last_move, second),
     ):
-        board = _scored_board(cells, state.size, last, f"{ORDER} scored {total}")
+        board, pieces = _scored_board(cells, state.size, last, f"{ORDER} scored {total}")
         heading = _Column(x + MARGIN * 0.5, 0)
         heading.line(f"Round {number}", bold=True, size=14)
         heading.line(f"{ORDER}: {order}")
         heading.line(f"{CHAOS}: {chaos}")
         top = heading.y + 8
         body += heading.parts
-        body.append(placed(board, x, top, f"round-{number}"))
+        whole = Drawn(board.body + pieces, board.width, board.height)
+        body.append(placed(whole, x, top, f"round-{number}"))
         x += max(board.width, heading.width + MARGIN * 0.5) + 2 * _GAP
     if first == second:
         result = f"A draw: both scored {first} as {ORDER}."

@@ -6,7 +6,8 @@ has to be rasterised whole. Here the same board is drawn one unit a pixel (45-pi
 15-pixel frame with the coordinates), the frame, squares and coordinates as the board layer
 (the same for every position seen from one side, so it is drawn once), and the last move's
 squares and the pieces (python-chess's drawings, their colours as plain attributes) as the
-layer drawn on it. Pure: no I/O.
+layer drawn on it, each a sprite a square in size (drawing.sprite: drawn once, pasted where it
+stands). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from typing import Final
 import chess
 import chess.svg
 
-from pbmserv.games.drawing import layered
+from pbmserv.games.drawing import layered, sprite
 
 SQUARE: Final = chess.svg.SQUARE_SIZE  # pixels a square measures (45), a piece's drawing too
 MARGIN: Final = 15  # the frame around the squares, the coordinates written in it
@@ -85,10 +86,8 @@ def _board_layer(orientation: chess.Color) -> str:
 def _cover(square: chess.Square, colour: str, orientation: chess.Color) -> str:
     """A square of the last move covered in ``colour`` (over its plain colour on the board)."""
     x, y = square_corner(square, orientation)
-    return (
-        f'<rect x="{x}" y="{y}" width="{SQUARE}" height="{SQUARE}" '
-        f'class="lastmove {chess.SQUARE_NAMES[square]}" fill="{colour}"/>'
-    )
+    cover = f'<rect width="{SQUARE}" height="{SQUARE}" fill="{colour}"/>'
+    return sprite(x, y, SQUARE, SQUARE, cover, f"lastmove {chess.SQUARE_NAMES[square]}")
 
 
 def _coordinate(name: str, x: int, y: int) -> str:
@@ -100,12 +99,11 @@ def _coordinate(name: str, x: int, y: int) -> str:
 
 
 def _piece(piece: chess.Piece, square: chess.Square, x: int, y: int) -> str:
-    """python-chess's drawing of ``piece`` on the square whose corner is at (x, y)."""
+    """python-chess's drawing of ``piece`` on the square whose corner is at (x, y) (it keeps
+    within its 45 by 45 pixels)."""
     classes = f"{chess.COLOR_NAMES[piece.color]} {chess.PIECE_NAMES[piece.piece_type]}"
-    return (
-        f'<g class="{classes} {chess.SQUARE_NAMES[square]}" transform="translate({x},{y})"'
-        f"{_drawing(piece.symbol())}"
-    )
+    kind = f"{classes} {chess.SQUARE_NAMES[square]}"
+    return sprite(x, y, SQUARE, SQUARE, f"<g{_drawing(piece.symbol())}", kind)
 
 
 _STYLE_PART: Final = re.compile(r"\s*([\w-]+)\s*:\s*([^;]+?)\s*(?:;|$)")

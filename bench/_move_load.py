@@ -9,8 +9,10 @@ mails have reached the relay, so the load is many games in parallel.
 from __future__ import annotations
 
 import contextlib
+import json
 import queue
 import random
+import subprocess
 import sys
 import threading
 import time
@@ -33,11 +35,12 @@ from bench._rig import (  # noqa: E402
     GAME,
     SERVER_ADDRESS,
     Outgoing,
-    RecordingRelay,
     Relayed,
     ScratchDatabase,
     ServerProcess,
     SmtpClient,
+    cpu_seconds,
+    free_port,
     percentile,
     scratch_database,
     start_threads,
@@ -123,6 +126,85 @@ class BenchGame:
         return f"chameleon move {self.board} {player.userid} {player.password} {move}"
 
 
+@dataclass
+class Noted:
+    """What the tracker needs of a relayed mail: when it arrived (time.monotonic()), the board
+    of a board mail, or the Message-ID a reply answers and whether it says the move failed."""
+
+    at: float
+    board: int | None = None
+    answering: str = ""
+    failed: bool = False
+
+
+def noted_of(item: Relayed) -> Noted:
+    headers = BytesHeaderParser(policy=compat32).parsebytes(item.raw)
+    subject = str(headers.get("Subject", "")).encode()
+    # Board mail answers the board's previous mail (threading), so it has In-Reply-To too: a
+    # reply to a player is the mail marked auto-replied.
+    replied = str(headers.get("Auto-Submitted", "")).strip() == "auto-replied"
+    match = BOARD_SUBJECT.match(subject)
+    if match and not replied:
+        return Noted(item.at, board=int(match.group(2)))
+    answering = str(headers.get("In-Reply-To", "")).strip() if replied else ""
+    failed = answering != "" and b"did not work" in item.raw
+    return Noted(item.at, answering=answering, failed=failed)
+
+
+class NotingRelayProcess:
+    """The relay of bench/_noting_relay.py, in a process of its own, its notes handed to
+    ``on_noted`` by a thread of this process."""
+
+    def __init__(self, on_noted: Callable[[Noted], None]) -> None:
+        self.port = free_port()
+        self.on_noted = on_noted
+        self.process: subprocess.Popen[str] | None = None
+        self.reader: threading.Thread | None = None
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.process is None else self.process.pid
+
+    def __enter__(self) -> NotingRelayProcess:
+        script = Path(__file__).with_name("_noting_relay.py")
+        self.process = subprocess.Popen(
+            [sys.executable, str(script), str(self.port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline().strip() != "listening":
+            self.__exit__()
+            raise RuntimeError("the bench's relay did not start")
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
+        return self
+
+    def _read(self) -> None:
+        assert self.process is not None and self.process.stdout is not None
+        for line in self.process.stdout:
+            self.on_noted(Noted(**json.loads(line)))
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process is None:
+            return
+        with contextlib.suppress(OSError):
+            assert self.process.stdin is not None
+            self.process.stdin.close()
+        try:
+            self.process.wait(10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(10)
+        if self.reader is not None:
+            self.reader.join(5)
+
+
 class Tracker:
     """Notes what reaches the relay: board mails counted per board, replies matched to the
     message they answer (In-Reply-To). A move is done when its reply and both board mails
@@ -139,30 +221,23 @@ class Tracker:
         self.open_loop = False
 
     def on_mail(self, item: Relayed) -> None:
-        arrived, raw = item.at, item.raw
-        headers = BytesHeaderParser(policy=compat32).parsebytes(raw)
-        subject = str(headers.get("Subject", "")).encode()
-        # Board mail answers the board's previous mail (threading), so it has In-Reply-To
-        # too: a reply to a player is the mail marked auto-replied.
-        replied = str(headers.get("Auto-Submitted", "")).strip() == "auto-replied"
-        answering = str(headers.get("In-Reply-To", "")).strip() if replied else ""
+        self.on_noted(noted_of(item))
+
+    def on_noted(self, noted: Noted) -> None:
         with self.lock:
             game: BenchGame | None = None
-            match = BOARD_SUBJECT.match(subject)
-            if match and not replied:
-                board = int(match.group(2))
-                self.boards[board] = self.boards.get(board, 0) + 1
-                game = self.by_board.get(board)
-            elif answering:
-                failed = b"did not work" in raw
-                self.replies[answering] = (arrived, failed)
-                game = self.in_flight.pop(answering, None)
+            if noted.board is not None:
+                self.boards[noted.board] = self.boards.get(noted.board, 0) + 1
+                game = self.by_board.get(noted.board)
+            elif noted.answering:
+                self.replies[noted.answering] = (noted.at, noted.failed)
+                game = self.in_flight.pop(noted.answering, None)
                 if game is not None:
                     game.replies += 1
-                    if failed:
+                    if noted.failed:
                         game.failed = f"move {game.sent} refused (see the server's reply)"
             if game is not None:
-                self._check_done(game, arrived)
+                self._check_done(game, noted.at)
 
     def _check_done(self, game: BenchGame, arrived: float) -> None:
         """A move is done when its reply and its two board mails are in (every move before
@@ -294,6 +369,13 @@ class Rig:
     db: ScratchDatabase
     engine: Engine
     servers: list[ServerProcess]
+    #: The relay's process (bench/_noting_relay.py).
+    relay_pid: int | None = None
+
+    def client_cpu_seconds(self) -> float:
+        """This process's CPU time and the relay's: the bench's share of the machine."""
+        relay = cpu_seconds(self.relay_pid) if self.relay_pid else 0.0
+        return time.process_time() + relay
 
     @property
     def url(self) -> str:
@@ -318,7 +400,7 @@ def pbmserv_rig(
     with contextlib.ExitStack() as stack:
         workdir = stack.enter_context(workdir_for(f"pbmbench-{label}-"))
         tracker = Tracker()
-        sink = stack.enter_context(RecordingRelay(keep=False, on_mail=tracker.on_mail))
+        sink = stack.enter_context(NotingRelayProcess(tracker.on_noted))
         db = stack.enter_context(scratch_database(None if kind == "sqlite" else pg, workdir, label))
         engine = make_engine(db.url)  # the server's settings: growth's fill writes through it
         stack.callback(engine.dispose)
@@ -330,7 +412,7 @@ def pbmserv_rig(
             server = ServerProcess(db.url, sink.address, workdir, f"{label}-{i}", extra_args=extra)
             stack.callback(server.stop)
             started.append(server.start())
-        yield Rig(workdir, tracker, db, engine, started)
+        yield Rig(workdir, tracker, db, engine, started, sink.pid)
 
 
 # --- the load ----------------------------------------------------------------------------------

@@ -230,7 +230,7 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
             plan_moves(games, args.moves)
             before = [s.cpu_seconds() for s in rig.servers]
             parts_before = rig.servers[0].cpu_by_part()
-            others = (postgres_cpu(), time.process_time())
+            others = (postgres_cpu(), rig.client_cpu_seconds())
             rate = args.paced_rate if name.endswith("-paced") else None
             burst = name.endswith("-burst")
             row.result = run_load(
@@ -256,7 +256,7 @@ def pbmserv_row(name: str, args: argparse.Namespace) -> Row:
                     (b - a) * 1000 / done for a, b in zip(before, after, strict=True)
                 ]
                 database_ms = postgres_cpu_since(others[0]) * 1000 / done
-                client_ms = (time.process_time() - others[1]) * 1000 / done
+                client_ms = (rig.client_cpu_seconds() - others[1]) * 1000 / done
                 cpu = f"this client and its relay {client_ms:.1f} ms CPU per move"
                 if kind != "sqlite":
                     cpu = f"all postgres processes {database_ms:.1f} ms CPU per move; {cpu}"

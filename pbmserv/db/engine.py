@@ -6,8 +6,9 @@ import fcntl
 import os
 import threading
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -110,15 +111,28 @@ _LOCKS_LOCK = threading.Lock()
 
 def _write_lock(engine: Engine) -> SqliteWriteLock | None:
     """The lock a SQLite engine's writers queue on (None for other databases)."""
+    return _beside_sqlite(engine, _WRITE_LOCKS, SqliteWriteLock, ".lock")
+
+
+_Beside = TypeVar("_Beside")
+
+
+def _beside_sqlite(
+    engine: Engine,
+    kept: weakref.WeakKeyDictionary[Engine, _Beside],
+    make: Callable[[str | None], _Beside],
+    suffix: str,
+) -> _Beside | None:
+    """The one ``make(path)`` of a SQLite engine (None for other databases), its path the
+    database file's with ``suffix`` (None for a database in memory)."""
     if engine.dialect.name != "sqlite":
         return None
     with _LOCKS_LOCK:
-        lock = _WRITE_LOCKS.get(engine)
-        if lock is None:
+        found = kept.get(engine)
+        if found is None:
             database = _database_file(engine)
-            lock = SqliteWriteLock(f"{database}.lock" if database else None)
-            _WRITE_LOCKS[engine] = lock
-        return lock
+            found = kept[engine] = make(f"{database}{suffix}" if database else None)
+        return found
 
 
 class StoreIntent:
@@ -190,15 +204,7 @@ _STORE_INTENTS: weakref.WeakKeyDictionary[Engine, StoreIntent] = weakref.WeakKey
 def store_intent(engine: Engine) -> StoreIntent | None:
     """Where a SQLite engine's stores say they wait for the write lock (None for other
     databases: their writers do not wait for each other)."""
-    if engine.dialect.name != "sqlite":
-        return None
-    with _LOCKS_LOCK:
-        intent = _STORE_INTENTS.get(engine)
-        if intent is None:
-            database = _database_file(engine)
-            intent = StoreIntent(f"{database}.storing" if database else None)
-            _STORE_INTENTS[engine] = intent
-        return intent
+    return _beside_sqlite(engine, _STORE_INTENTS, StoreIntent, ".storing")
 
 
 def _database_file(engine: Engine) -> str | None:

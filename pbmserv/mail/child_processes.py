@@ -40,6 +40,12 @@ WAKE_FD_ENV = "PBMSERV_WAKE_FD"
 #: The processing child's end of the delivery children's wake-up pipe, to say mail is queued.
 MAIL_WAKE_FD_ENV = "PBMSERV_MAIL_WAKE_FD"
 CHECK_SECONDS = 0.5
+_NAMES = {"process": "processing", "deliver": "delivery"}
+
+
+def named(parts: frozenset[str]) -> str:
+    """How the log names a child by its parts ("delivery and processing")."""
+    return " and ".join(_NAMES.get(part, part) for part in sorted(parts))
 
 
 class WakePipe:
@@ -78,6 +84,7 @@ class Children:
     ) -> None:
         self.parts = parts
         self.role = "+".join(sorted(parts))
+        self.named = named(parts)
         self.count = count
         self.command = list(command)
         self.handed = dict(handed or {})
@@ -100,7 +107,7 @@ class Children:
         fds = (self.pipe.read_fd, *self.handed.values())
         process = subprocess.Popen(self.command, env=env, pass_fds=fds)
         self.processes[slot] = (process, time.monotonic())
-        log.info("%s process %s started (pid %s)", self.role, slot, process.pid)
+        log.info("%s process %s started (pid %s)", self.named, slot, process.pid)
 
     def wake(self) -> None:
         """Tell the children there is work."""
@@ -116,7 +123,7 @@ class Children:
                 self.delay = restart_delay(self.delay, time.monotonic() - started)
                 log.error(
                     "%s process %s (pid %s) exited with %s; starting another in %.0f s",
-                    self.role,
+                    self.named,
                     slot,
                     process.pid,
                     process.returncode,

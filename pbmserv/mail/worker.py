@@ -14,7 +14,13 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.db.engine import store_intent
-from pbmserv.mail.child_processes import Children, listen_for_wakes, stop_all, wake_through
+from pbmserv.mail.child_processes import (
+    Children,
+    listen_for_wakes,
+    named,
+    stop_all,
+    wake_through,
+)
 from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
 from pbmserv.mail.imap import MailboxReader, read_mailbox
@@ -226,7 +232,7 @@ class Server:
             tasks.append(asyncio.create_task(group.supervise(self._stopping)))
         if self.wake_fd is not None:
             listen_for_wakes(self.wake_fd, loop, self._woken, self.stop)
-            log.info("%s (pid %s)", " and ".join(sorted(self.parts)), os.getpid())
+            log.info("%s process (pid %s)", named(self.parts), os.getpid())
         try:
             await self._stopping.wait()
         finally:

@@ -76,7 +76,6 @@ class Server:
         self._mail = asyncio.Event()
         self._stopping = asyncio.Event()
         self.port: int | None = None
-        self.handler: InboxHandler | None = None
         # SQLite has one write lock, which the listener's stores wait for: a processing batch
         # lets them in (PostgreSQL's writers do not wait for each other). The listener says it
         # is waiting through a lock file, so it may be in another process.
@@ -255,7 +254,6 @@ class Server:
         handler = InboxHandler(
             self.factory, self.settings, on_stored=lambda: loop.call_soon_threadsafe(self.wake)
         )
-        self.handler = handler
         listener = await start_listener(handler, self.settings, share_port=self.parent is not None)
         self.port = listener.port
         log.info("listening on %s:%s", self.settings.listen_host, self.port)

@@ -7,7 +7,7 @@ playout) and times, as medians on one core:
 - ``server``: the server's path to the PNG a mail carries (``png_of`` without its cache of
   whole pictures), the mid-game picture drawn again and again: the board drawn once and kept,
   and, the pieces being sprites, each sprite drawn once and pasted as a tile already in the
-  picture's palette (pbmserv.mail.sprites); PNG at zlib level 1;
+  picture's palette (pbmserv.mail.sprites); the PNG written by pbmserv.mail.png (ISA-L deflate);
 - ``move``: the same path for each new position of the game in play order from mid-game, what
   a server spends on a move: the positions before it drawn first (untimed), their sprites and
   tiles kept, and only what the move changed drawn anew;
@@ -107,7 +107,7 @@ def _layers(svg: str) -> bytes:
     image = pictures._image_of(bitmap)
     reduced = image.quantize(palette=palette_for(svg, layers), dither=Image.Dither.NONE)
     out = io.BytesIO()
-    reduced.save(out, "PNG", compress_level=pictures.PNG_LEVEL)
+    reduced.save(out, "PNG", compress_level=1)
     return out.getvalue()
 
 

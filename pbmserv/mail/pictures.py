@@ -12,8 +12,9 @@ secrets): recent pictures are kept, each drawn once.
 A board picture in layers (:func:`layers_of`) has its board drawn once and kept. When its
 pieces are all sprites (pbmserv.mail.sprites), each sprite is drawn once too and pasted by
 Pillow on the board, already in the palette: no SVG is drawn for a picture made of pieces seen
-before. An 11x11 Chameleon board mid-game takes 1.4 ms, not 4 (bench/pictures.py), most of it
-the PNG's encoding. Other pieces are drawn by LunaSVG on a copy of the board's pixels.
+before. An 11x11 Chameleon board mid-game takes 0.5 ms, not 4 (bench/pictures.py); its PNG is
+written by pbmserv.mail.png, deflated by ISA-L. Other pieces are drawn by LunaSVG on a copy of
+the board's pixels.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from PIL import Image
 
 from pbmserv.mail.mime import TO_PNG, TO_PNG_DEFLATED
 from pbmserv.mail.palette import colours_of_parts, palette_for, palette_image
+from pbmserv.mail.png import palette_png
 from pbmserv.mail.sprites import Sheet, sprites_of
 
 lunasvg: ModuleType | None
@@ -51,9 +53,6 @@ _NATIVE_PIXELS = "BGRX" if sys.byteorder == "little" else "XRGB"
 _NATIVE_ARGB = "BGRA" if sys.byteorder == "little" else "ARGB"
 _WHITE = 0xFFFFFFFF  # opaque background: the image has no alpha channel to show through
 _COLOURS = 128  # a board has a few flat colours; their anti-aliased edges need the rest
-#: zlib level of the PNG: 1 draws an 11x11 Chameleon board's PNG in 0.9 ms, not 2.1 ms (level
-#: 6), for a fifth more bytes (28 KB, not 23 KB).
-PNG_LEVEL = 1
 # Mail goes out from worker threads; LunaSVG's font cache is shared, so one drawing at a time.
 _DRAWING = threading.Lock()
 
@@ -66,9 +65,7 @@ def png_of(svg: str) -> bytes:
 
 def drawn_by_lunasvg(svg: str) -> bytes:
     """The picture drawn by LunaSVG, as a palette PNG (ValueError if it cannot be drawn)."""
-    out = io.BytesIO()
-    _in_palette(svg).save(out, "PNG", compress_level=PNG_LEVEL)
-    return out.getvalue()
+    return palette_png(_in_palette(svg))
 
 
 def _in_palette(svg: str) -> Image.Image:

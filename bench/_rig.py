@@ -271,6 +271,18 @@ class _RecordingHandler:
         self.count = 0
         self.lock = threading.Lock()
 
+    async def handle_EHLO(
+        self,
+        server: SMTP,
+        session: SMTPSession,
+        envelope: Envelope,
+        hostname: str,
+        responses: list[str],
+    ) -> list[str]:
+        """Offer PIPELINING, as Postfix does (aiosmtpd reads pipelined commands in order)."""
+        session.host_name = hostname
+        return [responses[0], "250-PIPELINING", *responses[1:]]
+
     async def handle_DATA(self, server: SMTP, session: SMTPSession, envelope: Envelope) -> str:
         raw = envelope.original_content or b""
         item = Relayed(
@@ -288,7 +300,7 @@ class _RecordingHandler:
 class RecordingRelay:
     """An SMTP relay on 127.0.0.1 that accepts everything. It keeps each message's raw bytes
     (unless ``keep`` is false: a long load would hold them all) and hands each to ``on_mail``
-    as it arrives. It speaks SMTPUTF8, as a modern relay such as Postfix does."""
+    as it arrives. It speaks SMTPUTF8 and PIPELINING, as a modern relay such as Postfix does."""
 
     def __init__(
         self,

@@ -5,20 +5,29 @@ top of a cProfile). It signs players up and opens boards through the processor i
 ``--rounds`` rounds of one legal Chameleon move per board, then times ``process_pending`` over
 them: wall and CPU ms per move, SQL statements and transactions per move. Use it to see what a
 change to the processing path costs before measuring end to end with bench/throughput.py.
+
+``--deliver`` then sends the mail those moves queued (the boards with their pictures, the
+replies) over one relay connection to Postfix's smtp-sink (``--smtp-sink PATH``), as a delivery
+process does, and prints its CPU ms per move and per mail: delivery's cost alone, steadier than
+the per-process figures of a loaded end-to-end run.
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import cProfile
+import os
 import pstats
 import random
+import shutil
 import sys
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
-from sqlalchemy import event, select, text
+from sqlalchemy import Engine, event, func, select, text, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -30,12 +39,14 @@ from bench._move_load import (  # noqa: E402
 )
 from bench._rig import (  # noqa: E402
     GAME,
+    SinkProcess,
     scratch_database,
     workdir_for,
 )
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
-from pbmserv.db.models import GameRow, Seat, User  # noqa: E402
+from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
+from pbmserv.mail.delivery import RelayConnection, deliver_due  # noqa: E402
 from pbmserv.mail.inbox import store_message  # noqa: E402
 from pbmserv.mail.processor import BATCH, process_batch, process_pending  # noqa: E402
 
@@ -54,6 +65,10 @@ def main() -> None:
     parser.add_argument(
         "--batch", type=int, default=BATCH, help=f"messages a transaction (default {BATCH})"
     )
+    parser.add_argument(
+        "--deliver", action="store_true", help="then deliver the moves' mail to smtp-sink"
+    )
+    parser.add_argument("--smtp-sink", default="/usr/sbin/smtp-sink")
     args = parser.parse_args()
     with (
         workdir_for("pbmprocess-") as workdir,
@@ -110,7 +125,8 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
                 mail_bytes(player.address, game.line(player, move))[1],
                 player.address,
             )
-    # Warm the password cache as a running server would have it.
+    with engine.connect() as conn:
+        first_move_mail = (conn.scalar(select(func.max(OutboxMessage.id))) or 0) + 1
     statements = 0
 
     seen: Counter[str] = Counter()
@@ -146,6 +162,51 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
             print(f"  {times / moves:5.2f}  {statement}")
     if profiler:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
+    if args.deliver:
+        deliver(args, engine, settings, moves, first_move_mail)
+
+
+def deliver(
+    args: argparse.Namespace, engine: Engine, settings: Settings, moves: int, first: int
+) -> None:
+    """Send the moves' mail (outbox rows from ``first`` on) to smtp-sink; print CPU figures."""
+    binary = shutil.which(args.smtp_sink) or args.smtp_sink
+    if not os.access(binary, os.X_OK):
+        print(f"--deliver: no {args.smtp_sink} (Debian package postfix)")
+        return
+    as_root = ["-u", "nobody"] if os.geteuid() == 0 else []
+    with engine.begin() as conn:  # the sign-ups' and challenges' mail is not the moves'
+        conn.execute(update(OutboxMessage).where(OutboxMessage.id < first).values(status="sent"))
+        mails = conn.scalar(select(func.count()).where(OutboxMessage.status == "pending"))
+    with SinkProcess(lambda port: [binary, *as_root, f"127.0.0.1:{port}", "256"]) as sink:
+        relayed = replace(settings, relay=f"127.0.0.1:{sink.port}", relay_tls="none", spool=None)
+        factory = session_factory(engine)
+
+        async def send_all() -> int:
+            relay = RelayConnection(relayed)
+            sent = 0
+            try:
+                while claimed := await deliver_due(factory, relayed, relay=relay):
+                    sent += claimed
+            finally:
+                await relay.close()
+            return sent
+
+        profiler = cProfile.Profile() if args.profile else None
+        wall, cpu = time.perf_counter(), time.process_time()
+        if profiler:
+            profiler.enable()
+        sent = asyncio.run(send_all())
+        if profiler:
+            profiler.disable()
+        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    print(
+        f"delivery: {sent} of {mails} mails ({sent / moves:.1f} a move) to smtp-sink over one "
+        f"connection: {cpu / moves * 1000:.2f} ms CPU per move, {cpu / max(sent, 1) * 1000:.2f} "
+        f"ms CPU per mail, {wall / moves * 1000:.2f} ms wall per move"
+    )
+    if profiler:
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
 
 
 if __name__ == "__main__":

@@ -44,8 +44,6 @@ from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import aiosmtplib
-from aiosmtplib.protocol import SMTPProtocol
 from sqlalchemy import (
     ColumnElement,
     Delete,
@@ -67,6 +65,7 @@ from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.mail.mime import TO_PNG
 from pbmserv.mail.pictures import finish_pictures
+from pbmserv.mail.relay_session import RelayBroken, RelaySession
 from pbmserv.mail.relay_tls import explain, open_relay
 from pbmserv.mail.signing import DkimSigner, SigningError, signer_of
 
@@ -401,7 +400,8 @@ class RelayConnection:
     A delivery worker keeps it open across batches while there is work (connecting, EHLO and
     QUIT cost more than sending a small message); it is replaced after ``MAX_MESSAGES`` or
     ``MAX_SECONDS``, and a connection unused for a while is checked with NOOP before a message
-    is trusted to it.
+    is trusted to it. aiosmtplib opens it (pbmserv.mail.relay_tls); the transactions are
+    pbmserv.mail.relay_session's, pipelined where the relay offers it.
     """
 
     MAX_MESSAGES = 1000
@@ -410,75 +410,79 @@ class RelayConnection:
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
-        self.client: aiosmtplib.SMTP | None = None
+        self.session: RelaySession | None = None
         self.opened_at = self.used_at = 0.0
         self.messages = 0
 
-    async def open(self) -> aiosmtplib.SMTP:
-        if self.client is not None and self.client.is_connected:
+    async def open(self) -> RelaySession:
+        if self.session is not None and self.session.is_connected:
             now = time.monotonic()
             if self.messages >= self.MAX_MESSAGES or now - self.opened_at > self.MAX_SECONDS:
                 await self.close()  # a long-lived conversation is retired, politely
-            elif now - self.used_at <= self.CHECK_AFTER_SECONDS or await self._alive(self.client):
-                return self.client
+            elif now - self.used_at <= self.CHECK_AFTER_SECONDS or await self._alive(self.session):
+                return self.session
         self.drop()
         try:
             # TLS and AUTH as the settings ask; the extensions (SMTPUTF8) are known after it.
             client = await open_relay(self.settings)
         except Exception as error:
             raise RelayUnreachable(explain(error, self.settings)) from error
-        self.client = client
+        self.session = RelaySession.take_over(client.transport, client.esmtp_extensions)
         self.opened_at = self.used_at = time.monotonic()
         self.messages = 0
-        return client
+        return self.session
 
-    async def _alive(self, client: aiosmtplib.SMTP) -> bool:
+    async def _alive(self, session: RelaySession) -> bool:
         """Whether an idle connection still answers: the relay may have hung up meanwhile, and
         a message sent into a dead connection would wait for a retry."""
         try:
-            await client.noop(timeout=QUIT_TIMEOUT_SECONDS)
+            async with asyncio.timeout(QUIT_TIMEOUT_SECONDS):
+                reply = await session.command(b"NOOP")
         except Exception:
+            return False
+        if reply.code != 250:
             return False
         self.used_at = time.monotonic()
         return True
 
     def idle_for(self) -> float:
         """Seconds since the connection last carried a message (0 when there is none)."""
-        return 0.0 if self.client is None else time.monotonic() - self.used_at
+        return 0.0 if self.session is None else time.monotonic() - self.used_at
 
     async def close(self) -> None:
         """Say goodbye when the work is done; a relay that does not answer is just dropped."""
-        client, self.client = self.client, None
-        if client is None or not client.is_connected:
+        session, self.session = self.session, None
+        if session is None or not session.is_connected:
             return
         try:
-            await client.quit(timeout=QUIT_TIMEOUT_SECONDS)
+            async with asyncio.timeout(QUIT_TIMEOUT_SECONDS):
+                await session.quit()
         except Exception:
-            client.close()
+            session.close()
 
     def drop(self) -> None:
         """Hang up on a conversation in an unknown state (it broke, stalled or went wrong)."""
-        client, self.client = self.client, None
-        if client is not None:
-            client.close()
+        session, self.session = self.session, None
+        if session is not None:
+            session.close()
 
     async def start(self, item: Claimed, deadline: float, sender: str) -> Outcome | None:
         """Begin ``item``'s mail transaction from ``sender`` (its return path) and write all
         its data but the end: None when the relay waits for the end (see ``finish``), or else
         the outcome (refused, broken). ``deadline`` (the loop's clock) bounds this and
         ``finish`` together."""
-        client = await self.open()
+        session = await self.open()
         self.messages += 1
         try:
-            return await self._start(client, item, deadline, sender)
+            return await self._start(session, item, deadline, sender)
         finally:
             self.used_at = time.monotonic()
 
     async def _start(
-        self, client: aiosmtplib.SMTP, item: Claimed, deadline: float, sender: str
+        self, session: RelaySession, item: Claimed, deadline: float, sender: str
     ) -> Outcome | None:
         needs_utf8 = not (sender.isascii() and item.recipient.isascii())
-        if needs_utf8 and not client.supports_extension("smtputf8"):
+        if needs_utf8 and not session.supports("smtputf8"):
             # Without SMTPUTF8 no relay can take this address; trying would only break the
             # conversation for the messages after it.
             return Outcome(
@@ -487,29 +491,26 @@ class RelayConnection:
             )
         data = wire_data(item.raw)
         options = ["SMTPUTF8"] if needs_utf8 else []
-        if client.supports_extension("size"):
+        if session.supports("size"):
             options.insert(0, f"SIZE={len(data)}")
         encoding = "utf-8" if needs_utf8 else "ascii"
         # A send must end well inside its lease (see SEND_SHARE); a stalled relay becomes a
         # timeout, retried later.
         try:
             async with asyncio.timeout_at(deadline):
-                await client.mail(sender, options=options, encoding=encoding)
-                await client.rcpt(item.recipient, encoding=encoding)
-                reply = await client.execute_command(b"DATA")
-                if reply.code != 354:
-                    raise aiosmtplib.SMTPDataError(reply.code, reply.message)
-                _protocol_of(client).write(data)
-        except aiosmtplib.SMTPResponseException as error:  # refused: the envelope is reset
-            await self._reset(client)
-            return Outcome(f"{error.code} {error.message}", error.code >= 500)
-        except (aiosmtplib.SMTPException, OSError) as error:  # broken, closed, timed out
+                refused = await session.begin(sender, item.recipient, options, encoding)
+                if refused is None:
+                    session.write(data)
+        except (RelayBroken, OSError) as error:  # broken, closed, timed out
             # (TimeoutError is an OSError)
             self.drop()
             return Outcome(_describe(error))
         except Exception as error:  # this message cannot be sent at all (a malformed address)
             self.drop()  # the conversation may be half-way: start the next one afresh
             return Outcome(_describe(error), permanent=True)
+        if refused is not None:  # the envelope is reset for the next message
+            await self._reset(session)
+            return Outcome(str(refused), refused.code >= 500)
         return None
 
     async def finish(self, deadline: float) -> Outcome:
@@ -521,31 +522,29 @@ class RelayConnection:
             self.drop()
             return Outcome("TimeoutError: no time left in the lease to end the message")
         try:
+            if self.session is None:
+                raise RelayBroken("the relay connection is gone")
             async with asyncio.timeout_at(deadline):
-                protocol = _protocol_of(self.client)
-                protocol.write(b".\r\n")
-                reply = await protocol.read_response(timeout=SMTP_TIMEOUT_SECONDS)
-        except (aiosmtplib.SMTPException, OSError) as error:  # taken or not: retried later
+                reply = await self.session.end()
+        except (RelayBroken, OSError) as error:  # taken or not: retried later
             self.drop()
             return Outcome(_describe(error))
         finally:
             self.used_at = time.monotonic()
         if reply.code != 250:  # the transaction is over either way: no reset needed
-            return Outcome(f"{reply.code} {reply.message}", reply.code >= 500)
+            return Outcome(str(reply), reply.code >= 500)
         return DELIVERED
 
-    async def _reset(self, client: aiosmtplib.SMTP) -> None:
+    async def _reset(self, session: RelaySession) -> None:
         """Start the next transaction afresh after a refusal (as sendmail does)."""
         try:
-            await client.rset(timeout=QUIT_TIMEOUT_SECONDS)
+            async with asyncio.timeout(QUIT_TIMEOUT_SECONDS):
+                reply = await session.command(b"RSET")
         except Exception:
             self.drop()
-
-
-def _protocol_of(client: aiosmtplib.SMTP | None) -> SMTPProtocol:
-    if client is None or client.protocol is None or not client.is_connected:
-        raise aiosmtplib.SMTPServerDisconnected("the relay connection is gone")
-    return client.protocol
+            return
+        if reply.code != 250:
+            self.drop()
 
 
 _LEADING_DOT = re.compile(rb"(?m)^\.")

@@ -159,7 +159,7 @@ class Server:
 
     async def _rest_relay(self, relay: RelayConnection | None) -> float | None:
         """Close the relay connection once idle long enough; how long to wait for mail."""
-        if relay is None or relay.client is None:
+        if relay is None or relay.session is None:
             return None
         idle = relay.idle_for()
         if idle >= RELAY_IDLE_SECONDS:

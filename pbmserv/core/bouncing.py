@@ -22,7 +22,6 @@ users' boards get their full time again from then.
 from __future__ import annotations
 
 import base64
-import hashlib
 import hmac
 import logging
 import re
@@ -83,9 +82,15 @@ def bounce_key(bind: Engine | Connection | Session) -> bytes:
     return bytes.fromhex(str(stored))
 
 
+#: The digest's bytes that make the MAC's letters: base32 writes each 5 bytes as 8 letters on
+#: their own, so these give the same first MAC_LENGTH letters as the whole digest would.
+_MAC_BYTES = -(-MAC_LENGTH // 8) * 5
+
+
 def _mac(key: bytes, outbox_id: int) -> str:
-    digest = hmac.new(key, f"{TAG_PREFIX}{outbox_id}".encode(), hashlib.sha256).digest()
-    return base64.b32encode(digest).decode("ascii").lower()[:MAC_LENGTH]
+    # hmac.digest: OpenSSL's one-shot, a fifth of hmac.new's time (one MAC a mail sent).
+    digest = hmac.digest(key, f"{TAG_PREFIX}{outbox_id}".encode(), "sha256")
+    return base64.b32encode(digest[:_MAC_BYTES]).decode("ascii").lower()[:MAC_LENGTH]
 
 
 def bounce_tag(key: bytes, outbox_id: int) -> str:

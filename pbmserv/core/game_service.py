@@ -485,13 +485,25 @@ def _viewer(board: Board, seat: int | None) -> int | str:
     return seat if seat is not None else PUBLIC
 
 
-def board_picture(ctx: CommandContext, board: Board, seat: int | None, user: User) -> str | None:
+def board_picture(
+    ctx: CommandContext,
+    board: Board,
+    seat: int | None,
+    user: User,
+    drawn: dict[Viewer, str] | None = None,
+) -> str | None:
     """The board as an SVG picture for the seat (None: an observer), for a user who takes
     board mail with pictures; None for one who takes text alone, or when the operator turned
-    pictures off (``board_pictures``: drawing one costs 1-4 ms of CPU)."""
+    pictures off (``board_pictures``). ``drawn`` keeps the pictures of one mailing by viewer:
+    each is drawn once, and one for all where the game draws the same for everyone."""
     if user.mail_format != "html" or not ctx.settings.board_pictures:
         return None
-    return board.game.svg(board.state, _viewer(board, seat))
+    viewer = PUBLIC if board.game.SPEC.one_picture_for_all else _viewer(board, seat)
+    if drawn is None:
+        return board.game.svg(board.state, viewer)
+    if viewer not in drawn:
+        drawn[viewer] = board.game.svg(board.state, viewer)
+    return drawn[viewer]
 
 
 def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[str, Any]:
@@ -556,9 +568,10 @@ def notify_board(
     news = board.finished or board.game.move_number(board.state) == 0
     recipients = [(u, seat) for u, seat in recipients if news or u.digest != "daily"]
     threads = board_mail.threads(ctx, board.row, recipients)
+    drawn: dict[Viewer, str] = {}
     for user, seat in recipients:
         seen = event if seat is None else private_events.get(seat, event)
-        ctx.notify(board_notification(ctx, board, user, seat, seen, threads[user.id]))
+        ctx.notify(board_notification(ctx, board, user, seat, seen, threads[user.id], drawn))
 
 
 def board_notification(
@@ -568,9 +581,11 @@ def board_notification(
     seat: int | None,
     event: str,
     thread: MailThread,
+    drawn: dict[Viewer, str] | None = None,
 ) -> Notification:
     """The board mail of ``board`` to one reader (a seat's player, or an observer), in their
-    ``thread`` (which carries the seat's reply address, if any)."""
+    ``thread`` (which carries the seat's reply address, if any); ``drawn``: the pictures of
+    the mailing so far (see :func:`board_picture`)."""
     return Notification(
         to=user.email,
         channel="board",
@@ -581,7 +596,7 @@ def board_notification(
             "reply_by_mail": thread.reply_tag is not None,
         },
         thread=thread,
-        picture=board_picture(ctx, board, seat, user),
+        picture=board_picture(ctx, board, seat, user, drawn),
     )
 
 

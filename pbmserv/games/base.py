@@ -134,6 +134,9 @@ class GameSpec:
     #: How the history numbers moves: ``plies`` (1, 2, 3 ...: each player's move its own
     #: number) or ``chess`` (1. for White, 1... for Black, as chess players write them).
     numbering: str = "plies"
+    #: ``svg`` draws one picture for every viewer (no secrets, no board turned to its viewer):
+    #: a board mail's picture is drawn once for all its recipients.
+    one_picture_for_all: bool = False
 
     @property
     def players(self) -> int:

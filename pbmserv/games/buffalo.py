@@ -339,6 +339,7 @@ class Buffalo(Game[BuffaloState, BuffaloMove]):
                 choices=(STANDARD, REBEL),
             ),
         ),
+        one_picture_for_all=True,
     )
 
     def new_game(self, options: Mapping[str, Any], rng: random.Random) -> BuffaloState:

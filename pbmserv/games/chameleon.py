@@ -234,6 +234,7 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
                 maximum=MAX_SIZE,
             ),
         ),
+        one_picture_for_all=True,
     )
 
     # --- setting up -------------------------------------------------------------------------

@@ -190,6 +190,7 @@ class Owlman(Game[OwlmanState, OwlMove]):
                 choices=(NIGHTFALL, CLASSIC),
             ),
         ),
+        one_picture_for_all=True,
     )
 
     def new_game(self, options: Mapping[str, Any], rng: random.Random) -> OwlmanState:

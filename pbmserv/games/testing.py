@@ -345,6 +345,8 @@ def check_position(
         drawn = game.svg(state, viewer)
         if not isinstance(drawn, str) or not drawn.startswith("<svg") or "</svg>" not in drawn:
             raise _fail(f"{where}: svg(viewer={viewer!r}) is not an SVG picture")
+        if game.SPEC.one_picture_for_all and drawn != game.svg(state, PUBLIC):
+            raise _fail(f"{where}: one_picture_for_all, yet svg(viewer={viewer!r}) differs")
 
     rng = random.Random(f"check:{where}")
     sample_text: str | None = None

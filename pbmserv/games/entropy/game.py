@@ -109,6 +109,7 @@ class Entropy(Game[EntropyState, EntropyMove]):
                 summary="Entropy II: as Order, stock Chaos's reserve with 5 counters, like RRGBY",
             ),
         ),
+        one_picture_for_all=True,
     )
 
     # --- setting up -------------------------------------------------------------------------

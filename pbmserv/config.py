@@ -88,7 +88,7 @@ class Settings:
     # downtime too: an overdue board gets its reminder first, and this notice).
     forfeit_notice_days: float = 2.0
     # Board mail with a picture of the board for the users who take it (mail=html, the
-    # default). Drawing one costs 1-4 ms of CPU (bench/pictures.py), in the delivery process.
+    # default). Drawing one costs 0.2-1 ms of CPU (bench/pictures.py), in the delivery process.
     board_pictures: bool = True
     # The hour (0-23, UTC) at which the daily digests go out, to the users who chose them.
     digest_hour: int = 7

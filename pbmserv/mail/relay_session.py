@@ -47,20 +47,28 @@ class Reply:
 class RelaySession(asyncio.Protocol):
     """An SMTP client conversation over a transport another client opened (see the module)."""
 
-    def __init__(self, transport: asyncio.Transport, extensions: Mapping[str, str]) -> None:
+    def __init__(
+        self, transport: asyncio.Transport, extensions: Mapping[str, str], awaiting: int = 0
+    ) -> None:
         self.transport = transport
         #: The relay's EHLO extensions, by lower-case name.
         self.extensions = {name.lower(): value for name, value in extensions.items()}
         self._buffer = bytearray()
         self._replies: deque[Reply] = deque()
+        #: Replies the commands written still wait for: a reply beyond them (a relay's "421
+        #: closing" while idle) is dropped, never read as the answer to a later command.
+        self._awaiting = awaiting
         self._waiter: asyncio.Future[None] | None = None
         self._lost: BaseException | None = None
         self._closed = False
 
     @classmethod
-    def take_over(cls, transport: Any, extensions: Mapping[str, str]) -> RelaySession:
-        """The session of an open connection: from now on its bytes come here."""
-        session = cls(transport, extensions)
+    def take_over(
+        cls, transport: Any, extensions: Mapping[str, str], awaiting: int = 0
+    ) -> RelaySession:
+        """The session of an open connection: from now on its bytes come here. ``awaiting``:
+        replies due before any command is written (a greeting not yet read)."""
+        session = cls(transport, extensions, awaiting)
         transport.set_protocol(session)
         return session
 
@@ -117,7 +125,9 @@ class RelaySession(asyncio.Protocol):
             del self._buffer[:offset]
             code = int(lines[0][:3])
             text = b"\n".join(line[4:].strip(b" \t\r\n") for line in lines)
-            self._replies.append(Reply(code, text.decode("utf-8", "surrogateescape")))
+            if self._awaiting > 0:
+                self._awaiting -= 1
+                self._replies.append(Reply(code, text.decode("utf-8", "surrogateescape")))
 
     def _wake(self) -> None:
         if self._waiter is not None and not self._waiter.done():
@@ -143,16 +153,18 @@ class RelaySession(asyncio.Protocol):
                 self._waiter = None
         return self._replies.popleft()
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes, replies: int = 0) -> None:
+        """Write ``data``: commands that ask for ``replies`` replies, or a message's data."""
         if not self.is_connected:
             raise RelayBroken(str(self._lost or "the relay connection is closed"))
+        self._awaiting += replies
         self.transport.write(data)
 
     # --- commands --------------------------------------------------------------------------------
 
     async def command(self, line: bytes) -> Reply:
         """One command and its reply."""
-        self.write(line + b"\r\n")
+        self.write(line + b"\r\n", replies=1)
         return await self.read()
 
     async def begin(
@@ -167,7 +179,7 @@ class RelaySession(asyncio.Protocol):
         mail = f"MAIL FROM:<{sender}>{''.join(' ' + o for o in options)}".encode(encoding)
         commands = [mail, f"RCPT TO:<{recipient}>".encode(encoding), b"DATA"]
         if self.supports("pipelining"):
-            self.write(b"".join(command + b"\r\n" for command in commands))
+            self.write(b"".join(command + b"\r\n" for command in commands), len(commands))
             replies = [await self.read() for _ in commands]
         else:
             replies = []
@@ -187,7 +199,7 @@ class RelaySession(asyncio.Protocol):
 
     async def end(self) -> Reply:
         """End the data ``begin`` let through: the relay's verdict on the message."""
-        self.write(b".\r\n")
+        self.write(b".\r\n", replies=1)
         return await self.read()
 
     async def quit(self) -> None:

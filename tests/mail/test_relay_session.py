@@ -135,7 +135,7 @@ async def _session(port: int) -> RelaySession:
     transport, _ = await asyncio.get_running_loop().create_connection(
         asyncio.Protocol, "127.0.0.1", port
     )
-    session = RelaySession.take_over(transport, {"PIPELINING": ""})
+    session = RelaySession.take_over(transport, {"PIPELINING": ""}, awaiting=1)  # the greeting
     assert (await session.read()).code == 220
     return session
 
@@ -197,7 +197,7 @@ def test_without_pipelining_each_command_waits_for_its_reply() -> None:
             transport, _ = await asyncio.get_running_loop().create_connection(
                 asyncio.Protocol, "127.0.0.1", port
             )
-            session = RelaySession.take_over(transport, {"SIZE": "1000"})
+            session = RelaySession.take_over(transport, {"SIZE": "1000"}, awaiting=1)
             await session.read()
             refused = await session.begin("bounces@games.test", "alice@example.org", [])
             assert (await session.command(b"RSET")).code == 250
@@ -294,3 +294,27 @@ def test_an_address_that_would_change_the_command_is_refused_before_a_byte_goes(
             return seen
 
     assert asyncio.run(run()).reads in ([], [b""])
+
+
+def test_a_reply_no_command_asked_for_is_never_read_as_the_next_one() -> None:
+    """A relay may say "421 closing" while the connection is idle, then answer on: that line
+    must not become the answer to the next command (and end a message as if accepted)."""
+
+    async def relay(
+        reader: asyncio.StreamReader, writer: asyncio.StreamWriter, seen: Scripted
+    ) -> None:
+        writer.write(b"220 relay.test ready\r\n")
+        await asyncio.sleep(0.05)
+        writer.write(b"250 2.0.0 nobody asked\r\n421-4.4.2 idle\r\n421 4.4.2 too long\r\n")
+        await _read_lines(reader, seen, 1)
+        writer.write(b"252 2.0.0 the NOOP's own\r\n")
+
+    async def run() -> object:
+        async with scripted_relay(relay) as (port, _seen):
+            session = await _session(port)
+            await asyncio.sleep(0.2)  # the unasked lines arrive meanwhile
+            reply = await session.command(b"NOOP")
+            session.close()
+            return reply
+
+    assert str(asyncio.run(run())) == "252 2.0.0 the NOOP's own"

@@ -75,3 +75,14 @@ def start_serve(env: dict[str, str], port: int, log_path: Path) -> subprocess.Po
             time.sleep(0.05)
     proc.kill()
     raise AssertionError(log_path.read_text())
+
+
+def wait_for_child(log_path: Path, work: str = "processing", timeout: float = 30) -> None:
+    """Wait until a server's child process doing ``work`` says it runs: the listener is up
+    before its children have loaded, and another server may meanwhile do all the work."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if f"{work} process (pid" in log_path.read_text(errors="replace"):
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"no {work} process started:\n{log_path.read_text()}")

@@ -11,7 +11,13 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import _engine_kind
-from tests.e2e.processes import environment, run_pbmserv, spool_messages, start_serve
+from tests.e2e.processes import (
+    environment,
+    run_pbmserv,
+    spool_messages,
+    start_serve,
+    wait_for_child,
+)
 from tests.support import Sink, free_port, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db
@@ -75,6 +81,8 @@ def test_two_servers_on_one_postgres_database_share_the_load(  # type: ignore[no
             PBMSERV_LOG_FORMAT="json",
         )
         servers.append(start_serve(env, port, tmp_path / f"serve{i}.log"))
+    for i in range(2):  # both ready to play before the mail comes
+        wait_for_child(tmp_path / f"serve{i}.log")
     sent = []
     try:
         for i in range(60):

@@ -499,11 +499,10 @@ def board_picture(
     if user.mail_format != "html" or not ctx.settings.board_pictures:
         return None
     viewer = PUBLIC if board.game.SPEC.one_picture_for_all else _viewer(board, seat)
-    if drawn is None:
-        return board.game.svg(board.state, viewer)
-    if viewer not in drawn:
-        drawn[viewer] = board.game.svg(board.state, viewer)
-    return drawn[viewer]
+    pictures = {} if drawn is None else drawn
+    if viewer not in pictures:
+        pictures[viewer] = board.game.svg(board.state, viewer)
+    return pictures[viewer]
 
 
 def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[str, Any]:

@@ -53,7 +53,8 @@ _NATIVE_PIXELS = "BGRX" if sys.byteorder == "little" else "XRGB"
 _NATIVE_ARGB = "BGRA" if sys.byteorder == "little" else "ARGB"
 _WHITE = 0xFFFFFFFF  # opaque background: the image has no alpha channel to show through
 _COLOURS = 128  # a board has a few flat colours; their anti-aliased edges need the rest
-# Mail goes out from worker threads; LunaSVG's font cache is shared, so one drawing at a time.
+# Deliveries on several event loops (threads) of one process may draw at once; LunaSVG's font
+# cache is shared, so one drawing at a time.
 _DRAWING = threading.Lock()
 
 

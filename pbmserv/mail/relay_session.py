@@ -25,6 +25,8 @@ from typing import Any
 
 from pbmserv.mail.headers import safe_address
 
+#: The class of reply (2xx, 3xx) MAIL, RCPT and DATA each get when the relay goes on.
+_BEGUN = (2, 2, 3)
 #: A reply's longest line (RFC 5321 4.5.3.1.5 says 512; relays write longer texts).
 MAX_LINE = 8192
 
@@ -134,12 +136,10 @@ class RelaySession(asyncio.Protocol):
             self._waiter.set_result(None)
 
     def _fail(self, error: BaseException) -> None:
-        self._closed = True
         if self._lost is None:
             self._lost = error
         self._wake()
-        if not self.transport.is_closing():
-            self.transport.close()
+        self.close()
 
     async def read(self) -> Reply:
         """The next reply (waiting for it); RelayBroken once the conversation has ended."""
@@ -183,12 +183,12 @@ class RelaySession(asyncio.Protocol):
             replies = [await self.read() for _ in commands]
         else:
             replies = []
-            for command, wanted in zip(commands, (250, 250, 354), strict=True):
+            for command, wanted in zip(commands, _BEGUN, strict=True):
                 replies.append(reply := await self.command(command))
-                if reply.code // 100 != wanted // 100:
+                if reply.code // 100 != wanted:
                     break
         refusal = next(
-            (r for r, ok in zip(replies, (2, 2, 3), strict=False) if r.code // 100 != ok), None
+            (r for r, ok in zip(replies, _BEGUN, strict=False) if r.code // 100 != ok), None
         )
         if refusal is None:
             return None

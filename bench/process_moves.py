@@ -59,6 +59,7 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5, help="moves per board")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
+    parser.add_argument("--profile-out", help="also write the processing's profile to this file")
     parser.add_argument(
         "--statements", action="store_true", help="print the SQL statements a move runs"
     )
@@ -138,7 +139,7 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
 
     event.listen(engine, "before_cursor_execute", count)
     moves = len(games) * args.rounds
-    profiler = cProfile.Profile() if args.profile else None
+    profiler = cProfile.Profile() if args.profile or args.profile_out else None
     wall, cpu = time.perf_counter(), time.process_time()
     if profiler:
         profiler.enable()
@@ -160,7 +161,9 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
         print("statements per move:")
         for statement, times in seen.most_common():
             print(f"  {times / moves:5.2f}  {statement}")
-    if profiler:
+    if profiler and args.profile_out:
+        profiler.dump_stats(args.profile_out)
+    if profiler and args.profile:
         pstats.Stats(profiler).sort_stats("cumulative").print_stats(45)
     if args.deliver:
         deliver(args, engine, settings, moves, first_move_mail)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import format_datetime, make_msgid
@@ -97,15 +97,16 @@ def build_message(
     reply_to: str | None = None,
     picture: str | None = None,
     pictures: Sequence[str] = (),
+    draw: Callable[[str], bytes] | None = None,
 ) -> Composed:
     """The message as bytes; every header value goes through :mod:`pbmserv.mail.headers`.
     ValueError if ``to`` is not an address we can write (see ``headers.safe_address``).
     ``message_id``: one chosen ahead (a board's thread), else a new one; ``reply_to``: the
     address replies should go to (a seat's reply address); ``picture``: an SVG of the board,
     which an HTML alternative of the text shows above it (drawn as PNG on delivery, see
-    :func:`pbmserv.mail.pictures.finish_pictures`); ``pictures``: several (a digest)."""
-    if message_id is None or not headers.safe_message_id(message_id):
-        message_id = make_msgid(domain=_domain(settings.address))
+    :func:`pbmserv.mail.pictures.finish_pictures`), or by ``draw`` at once (SVG to PNG);
+    ``pictures``: several (a digest)."""
+    message_id = message_id_for(settings, message_id)
     threading: list[str | None] = []
     if in_reply_to and headers.safe_message_id(in_reply_to):
         threading = [
@@ -120,7 +121,7 @@ def build_message(
         domain = _domain(settings.address)
         named = [(f"board.{secrets.token_hex(8)}@{domain}", svg) for svg in shown]
         html = render_html(subject, body, named)
-        content, encoded = mime.picture_body(body, html, named)
+        content, encoded = mime.picture_body(body, html, named, draw)
     block = headers.header_block(
         [
             headers.mailbox_field("From", settings.address, "pbmserv"),
@@ -136,6 +137,13 @@ def build_message(
         ]
     )
     return Composed(message_id, block + b"\n" + encoded)
+
+
+def message_id_for(settings: Settings, chosen: str | None) -> str:
+    """``chosen`` (a board thread's next Message-ID) if it is safe to write, else a new one."""
+    if chosen is None or not headers.safe_message_id(chosen):
+        return make_msgid(domain=_domain(settings.address))
+    return chosen
 
 
 def reply_subject(original: str) -> str:

@@ -63,8 +63,9 @@ from pbmserv.core.bouncing import bounce_key, return_path
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
+from pbmserv.mail.drafts import compose_draft, is_draft
 from pbmserv.mail.mime import TO_PNG
-from pbmserv.mail.pictures import finish_pictures
+from pbmserv.mail.pictures import finish_pictures, png_of
 from pbmserv.mail.relay_session import RelayBroken, RelaySession
 from pbmserv.mail.relay_tls import explain, open_relay
 from pbmserv.mail.signing import DkimSigner, SigningError, signer_of
@@ -703,6 +704,14 @@ async def _deliver_one(
         signer = signer_of(lease.settings)
     except SigningError as error:  # the operator must fix the key: the mail waits meanwhile
         return await _settle(lease, item, Outcome(str(error)))
+    if is_draft(item.raw):
+        # Built now, its picture drawn as it is (see mail.drafts), on the loop for the same
+        # reason as the drawing below.
+        try:
+            item = replace(item, raw=compose_draft(item.raw, lease.settings, png_of))
+        except Exception as error:  # a bug: the mail waits (retried) rather than being lost
+            log.exception("outbox=%s: its draft could not be built", item.id)
+            return await _settle(lease, item, Outcome(f"could not build: {_describe(error)}"))
     if TO_PNG in item.raw or signer is not None:
         # A board's picture is drawn, and the mail signed, now rather than while moves are
         # played. On the event loop: half a millisecond, less than a worker thread's hand-offs

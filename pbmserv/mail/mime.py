@@ -8,11 +8,14 @@ rendered. Returns the content header lines and the body bytes.
 from __future__ import annotations
 
 import base64
+import logging
 import quopri
 import secrets
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import lru_cache
+
+log = logging.getLogger("pbmserv.pictures")
 
 
 def _encoded(text: str) -> tuple[str, bytes]:
@@ -44,11 +47,15 @@ TO_PNG_DEFLATED = TO_PNG + b"; deflated"
 
 
 def picture_body(
-    text: str, html: str, pictures: Sequence[tuple[str, str]]
+    text: str,
+    html: str,
+    pictures: Sequence[tuple[str, str]],
+    draw: Callable[[str], bytes] | None = None,
 ) -> tuple[list[str], bytes]:
     """The text, an HTML alternative, and the pictures (Content-ID, SVG) the HTML shows as
-    ``cid:ID``: SVG parts marked for delivery to draw as PNG (drawing costs a few
-    milliseconds; it is done while the mail goes out, not while the move is played)."""
+    ``cid:ID``: drawn as PNG by ``draw`` (as delivery builds a draft), or else SVG parts
+    marked for delivery to draw (drawing is done while the mail goes out, not while the move
+    is played). A picture ``draw`` cannot draw goes as SVG: the text says it all anyway."""
     related, alternative = f"=_pbm_r_{secrets.token_hex(8)}", f"=_pbm_a_{secrets.token_hex(8)}"
     text_headers, text_data = text_body(text)
     html_encoding, html_data = _encoded(html)
@@ -71,24 +78,47 @@ def picture_body(
         b"",
     ]
     for cid, svg in pictures:
-        lines += [
-            f"--{related}".encode(),
-            b'Content-Type: image/svg+xml; name="board.svg"',
-            b"Content-Transfer-Encoding: base64",
-            f"Content-ID: <{cid}>".encode(),
-            b'Content-Disposition: inline; filename="board.svg"',
-            TO_PNG_DEFLATED,
-            b"",
-            deflated(svg),
-        ]
+        lines += [f"--{related}".encode(), *_picture_part(cid, svg, draw)]
     lines += [f"--{related}--".encode(), b""]
     kind = f'multipart/related; boundary="{related}"; type="multipart/alternative"'
     headers = [f"Content-Type: {kind}"]
     return headers, b"\n".join(lines)
 
 
+def _picture_part(cid: str, svg: str, draw: Callable[[str], bytes] | None) -> list[bytes]:
+    """A picture's part: its headers, a blank line and its body."""
+    png = None
+    marks: list[bytes] = []
+    if draw is not None:
+        try:
+            png = draw(svg)
+        except Exception:
+            log.exception("could not draw a board's picture; it goes as SVG")
+    if png is not None:
+        kind, name, data = "image/png", "board.png", _base64(png)
+    elif draw is not None:
+        kind, name, data = "image/svg+xml", "board.svg", _base64(svg.encode())
+    else:
+        kind, name, data = "image/svg+xml", "board.svg", deflated(svg)
+        marks.append(TO_PNG_DEFLATED)
+    return [
+        f'Content-Type: {kind}; name="{name}"'.encode(),
+        b"Content-Transfer-Encoding: base64",
+        f"Content-ID: <{cid}>".encode(),
+        f'Content-Disposition: inline; filename="{name}"'.encode(),
+        *marks,
+        b"",
+        data,
+    ]
+
+
+def _base64(data: bytes) -> bytes:
+    """Base64 in lines of 76 characters (RFC 2045)."""
+    return base64.encodebytes(data).rstrip(b"\n")
+
+
 @lru_cache(maxsize=16)
 def deflated(svg: str) -> bytes:
     """A queued picture part's body: the SVG deflated, in base64 lines of 76 characters (the
     same picture often goes to both players and the observers: deflated once)."""
-    return base64.encodebytes(zlib.compress(svg.encode("utf-8"), 1)).rstrip(b"\n")
+    return _base64(zlib.compress(svg.encode("utf-8"), 1))

@@ -1,8 +1,9 @@
 """A board's SVG picture as the PNG image a mail carries (most mail programs show no SVG).
 
-Board mail is queued with the picture as SVG, in a part marked ``X-Pbmserv-Picture: to-png``;
-:func:`finish_pictures` draws it as PNG when the mail goes out, so the milliseconds drawing
-takes are never spent while a move is played. Rasterised with LunaSVG (``pylunasvg``) and
+A move's board mail is queued as a draft (pbmserv.mail.drafts) and built on delivery with its
+picture drawn by :func:`png_of`; other mail with a picture (a reminder, a digest) is queued with
+it as SVG, in a part marked ``X-Pbmserv-Picture: to-png``, which :func:`finish_pictures` draws
+as PNG when the mail goes out. Either way drawing is never done while a move is played. Rasterised with LunaSVG (``pylunasvg``) and
 encoded by Pillow as a palette PNG: a tenth of resvg's time and half its bytes for our
 flat-coloured boards. pylunasvg has wheels for x86-64 and Apple machines only; elsewhere
 (Linux on ARM) resvg (``resvg-py``) draws. Both are wheels with no system library. The same

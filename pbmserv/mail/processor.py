@@ -56,12 +56,14 @@ from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
 from pbmserv.mail.bounces import bounce_tags, parse_report
 from pbmserv.mail.compose import (
     build_message,
+    message_id_for,
     render,
     render_notification,
     render_reply_body,
     reply_subject,
 )
 from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
+from pbmserv.mail.drafts import draft_raw
 from pbmserv.mail.headers import safe_address
 from pbmserv.mail.reply_address import answer_reply_tag, confirm_tags, reply_tags, seat_reply
 from pbmserv.mail.reply_text import REPLY_PREFIX, own_lines
@@ -95,11 +97,13 @@ def outbox_row(
     picture: str | None = None,
     pictures: Sequence[str] = (),
     reply_tag: str | None = None,
+    draft: bool = False,
 ) -> dict[str, Any] | None:
     """The outbox row of one composed message; ``answering`` is the message it replies to
     (threading headers, auto-replied), ``thread`` its place in a board's thread (threading
     headers, the seat's reply address), ``reply_tag`` a reply address's tag where ``thread``
-    has none (a message's notice, a board answered to its player). None, with one log line,
+    has none (a message's notice, a board answered to its player); ``draft``: queued as the
+    facts delivery builds it from (see mail.drafts), not built now. None, with one log line,
     when ``to`` is no address we can safely write and send to."""
     if safe_address(to) is None:
         log.warning(
@@ -122,23 +126,28 @@ def outbox_row(
             "references": answering.references if answering else (),
             "reply_to": reply_address(settings.address, reply_tag) if reply_tag else None,
         }
-    message = build_message(
-        settings=settings,
-        to=to,
-        subject=subject,
-        body=body,
-        now=now,
-        auto_submitted="auto-replied" if answering else "auto-generated",
-        picture=picture,
-        pictures=pictures,
+    facts: dict[str, Any] = {
+        "to": to,
+        "subject": subject,
+        "body": body,
+        "now": now,
+        "auto_submitted": "auto-replied" if answering else "auto-generated",
+        "picture": picture,
+        "pictures": pictures,
         **threading,
-    )
+    }
+    if draft:
+        message_id = message_id_for(settings, facts.pop("message_id", None))
+        raw = draft_raw(message_id=message_id, **facts)
+    else:
+        message = build_message(settings=settings, **facts)
+        message_id, raw = message.message_id, message.raw
     return {
         "inbox_id": inbox_id,
-        "message_id": message.message_id,
+        "message_id": message_id,
         "recipient": to,
         "kind": kind,
-        "raw": message.raw,
+        "raw": raw,
         "status": "pending",
         "attempts": 0,
         "next_attempt_at": now,
@@ -183,6 +192,8 @@ def notification_rows(
             picture=note.picture,
             pictures=note.pictures,
             reply_tag=note.reply_tag,
+            # A move's board mail, the most queued, is built in delivery: out of the lock.
+            draft=note.channel == "board",
         )
         if row is not None:
             rows.append(row)
@@ -600,6 +611,8 @@ class _BatchRun:
     should_yield: Callable[[], bool] | None = None
     #: The ids of the messages taken, as they are taken.
     claimed: list[int] = field(default_factory=list)
+    #: Whether due messages may be left: the claim was full, or the batch made way early.
+    left_some: bool = False
     prepared: dict[int, Prepared | Exception] = field(default_factory=dict)
     checks: dict[tuple[str, str], CheckedPassword] = field(default_factory=dict)
 
@@ -624,6 +637,7 @@ class _BatchRun:
         with transaction(self.factory) as session:
             now = self.clock()
             items = _claim(session, now, self.limit, self.only)
+            self.left_some = len(items) >= self.limit
             for item in items:
                 if item.id not in prepared:
                     prepared[item.id] = _prepared(settings, item)
@@ -641,6 +655,7 @@ class _BatchRun:
             began = time.monotonic()
             for item in items:
                 if self._yields(began):
+                    self.left_some = True
                     break  # the messages not taken stay pending, for the next batch
                 self.claimed.append(item.id)
                 ready = prepared[item.id]
@@ -697,7 +712,30 @@ def process_batch(
     should_yield: Callable[[], bool] | None = None,
 ) -> int:
     """Process up to ``limit`` due messages (or just message ``only``) in one transaction;
-    return how many were taken (0: none was due). ``should_yield``: see _BatchRun.
+    return how many were taken (0: none was due). ``should_yield``: see _BatchRun. See
+    :func:`process_next` for the whole answer."""
+    return process_next(factory, settings, clock, limit, only, should_yield).taken
+
+
+@dataclass(frozen=True)
+class Processed:
+    """What one batch did: how many messages it took, and whether due messages may be left
+    (a full claim, a batch that made way, a retry): if not, the next batch waits to be woken
+    by a new message instead of beginning an empty transaction at once."""
+
+    taken: int
+    more_due: bool
+
+
+def process_next(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    limit: int = BATCH,
+    only: int | None = None,
+    should_yield: Callable[[], bool] | None = None,
+) -> Processed:
+    """Process up to ``limit`` due messages (or just message ``only``) in one transaction.
 
     If anything goes wrong (a bug in a command, a reply that cannot be built, a commit that
     fails), the batch is rolled back and the messages it took are processed again one at a
@@ -718,13 +756,14 @@ def process_batch(
                 type(getattr(error, "orig", error)).__name__,
             )
             if len(claimed) == 1:
-                return 1  # still pending, not counted as a failure: taken again at once
+                # Still pending, not counted as a failure: taken again at once.
+                return Processed(1, more_due=True)
         elif len(claimed) > 1:
             log.exception("a batch of %s messages failed; one at a time now", len(claimed))
         if len(claimed) > 1:
             for inbox_id in claimed:
                 process_batch(factory, settings, clock, limit=1, only=inbox_id)
-            return len(claimed)
+            return Processed(len(claimed), more_due=True)
         log.exception("processing inbox message %s failed", claimed[0])
         batch = _Batch(failed=[(claimed[0], f"{type(error).__name__}: {error}")])
     for inbox_id, handled in batch.handled:
@@ -732,7 +771,7 @@ def process_batch(
     for inbox_id, error_text in batch.failed:
         if _record_failure(factory, inbox_id, error_text, clock()):
             _apologise(factory, settings, inbox_id, clock())
-    return batch.count
+    return Processed(batch.count, more_due=run.left_some or bool(batch.failed))
 
 
 def process_one(

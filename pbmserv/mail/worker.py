@@ -25,7 +25,7 @@ from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
 from pbmserv.mail.imap import MailboxReader, read_mailbox
 from pbmserv.mail.pictures import letters_can_be_drawn
-from pbmserv.mail.processor import maintain, process_batch
+from pbmserv.mail.processor import Processed, maintain, process_next
 from pbmserv.mail.smtp import InboxHandler, Listener, start_listener
 
 log = logging.getLogger("pbmserv.serve")
@@ -116,17 +116,19 @@ class Server:
     async def _process_loop(self) -> None:
         while not self._stopping.is_set():
             try:
-                count = await asyncio.to_thread(
-                    process_batch, self.factory, self.settings, should_yield=self._should_yield
+                done = await asyncio.to_thread(
+                    process_next, self.factory, self.settings, should_yield=self._should_yield
                 )
             except Exception:
                 log.exception("processing failed; retrying shortly")
-                count = 0
-            if count:
+                done = Processed(0, more_due=False)
+            if done.taken:
                 self.mail_waiting()
                 await self._make_way()
-                continue
-            await self._wait(self._work)
+            if not done.more_due:
+                # Every due message was taken: the next is announced by a wake-up (or found
+                # by the poll), so no empty transaction is begun on the chance of one.
+                await self._wait(self._work)
 
     async def _make_way(self) -> None:
         """Let the listener's waiting stores take the write lock before the next batch does
@@ -150,8 +152,8 @@ class Server:
                     count = 0
                     if relay is not None:
                         relay.drop()  # start afresh after whatever went wrong
-                if count:
-                    continue
+                if count >= batch:
+                    continue  # more may be due; a claim short of full took all that was
                 await self._wait(self._mail, await self._rest_relay(relay))
         finally:
             if relay is not None:

@@ -176,3 +176,23 @@ def test_a_batch_makes_way_for_a_store_waiting_in_another_process(  # type: igno
         assert process_batch(factory, settings, should_yield=batch_side.waiting) == 1
     assert process_batch(factory, settings, should_yield=batch_side.waiting) == 2
     assert [status for status, _ in statuses(engine)] == ["done"] * 3
+
+
+def test_a_batch_says_whether_due_messages_may_be_left(  # type: ignore[no-untyped-def]
+    engine, settings, monkeypatch
+) -> None:
+    """The worker begins the next batch at once only when one may find work: after a full
+    claim or a batch that made way; after a batch that took every due message it waits to be
+    woken (no empty transaction a batch, taking SQLite's write lock for nothing)."""
+    factory = session_factory(engine)
+    for number in range(3):
+        store(engine, settings, f"user{number}@example.org", f"help {number}")
+    assert processor.process_next(factory, settings, limit=2) == processor.Processed(2, True)
+    assert processor.process_next(factory, settings, limit=2) == processor.Processed(1, False)
+    assert processor.process_next(factory, settings, limit=2) == processor.Processed(0, False)
+    for number in range(2):
+        store(engine, settings, f"late{number}@example.org", f"help {number}")
+    monkeypatch.setattr(processor, "YIELD_AFTER_SECONDS", 0.0)
+    made_way = processor.process_next(factory, settings, limit=5, should_yield=lambda: True)
+    assert made_way == processor.Processed(1, True)
+    assert processor.process_next(factory, settings, limit=5) == processor.Processed(1, False)

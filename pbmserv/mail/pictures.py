@@ -3,12 +3,12 @@
 A move's board mail is queued as a draft (pbmserv.mail.drafts) and built on delivery with its
 picture drawn by :func:`png_of`; other mail with a picture (a reminder, a digest) is queued with
 it as SVG, in a part marked ``X-Pbmserv-Picture: to-png``, which :func:`finish_pictures` draws
-as PNG when the mail goes out. Either way drawing is never done while a move is played. Rasterised with LunaSVG (``pylunasvg``) and
-encoded by Pillow as a palette PNG: a tenth of resvg's time and half its bytes for our
-flat-coloured boards. pylunasvg has wheels for x86-64 and Apple machines only; elsewhere
-(Linux on ARM) resvg (``resvg-py``) draws. Both are wheels with no system library. The same
-picture often goes to several people (both players and the observers of a game without
-secrets): recent pictures are kept, each drawn once.
+as PNG when the mail goes out. Either way drawing is never done while a move is played.
+Rasterised with LunaSVG (``pylunasvg``) and encoded as a palette PNG: a tenth of resvg's time
+and half its bytes for our flat-coloured boards. pylunasvg has wheels for x86-64 and Apple
+machines only; elsewhere (Linux on ARM) resvg (``resvg-py``) draws. Both are wheels with no
+system library. The same picture often goes to several people (both players and the observers
+of a game without secrets): recent pictures are kept, each drawn once.
 
 A board picture in layers (:func:`layers_of`) has its board drawn once and kept. When its
 pieces are all sprites (pbmserv.mail.sprites), each sprite is drawn once too and pasted by

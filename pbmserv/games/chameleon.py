@@ -6,9 +6,11 @@ Horz the left and right columns, with a chain that is all ``x`` or all ``o``. Wh
 move completes wins; if it completes both at once, the mover wins.
 
 Win detection is incremental: a union-find over same-coloured neighbours whose roots carry a
-bitmask of the board edges their chain touches. A state holds three compact arrays that
-``apply`` copies (memcpy-cheap) and then changes, so the old state is never touched and the cost
-of a move hardly depends on the board size.
+bitmask of the board edges their chain touches. A state holds the board and the union-find, two
+compact arrays that ``apply`` copies (memcpy-cheap) and then changes, so the old state is never
+touched and the cost of a move hardly depends on the board size. A loaded state has no
+union-find until its first ``apply`` builds it from the board: building it is work in proportion
+to the pieces, which a load that only shows the board or asks whose turn it is never needs.
 """
 
 from __future__ import annotations
@@ -85,10 +87,9 @@ ChameleonMove = Place | Literal["swap"]
 class ChameleonState:
     """One position. Treat it as immutable: ``apply`` builds a new one.
 
-    ``cells`` holds one byte per cell, row by row (0 empty, 1 x, 2 o). ``_parent`` and
-    ``_edges`` are the union-find over same-coloured neighbours (edges: touched-edge bits in the
-    low nibble of a root, its rank in the high nibble); they are derived from ``cells`` and
-    never change once the state exists.
+    ``cells`` holds one byte per cell, row by row (0 empty, 1 x, 2 o). ``_links`` is the
+    union-find over same-coloured neighbours (see :class:`_Links`), derived from ``cells``:
+    None until first needed in a loaded state (:func:`_links_of`), never changed once built.
     """
 
     size: int
@@ -97,8 +98,7 @@ class ChameleonState:
     ply: int = 0
     last_move: str | None = None
     result: Outcome | None = None
-    _parent: array = field(default_factory=lambda: array("h"), repr=False)
-    _edges: bytes = field(default=b"", repr=False)
+    _links: _Links | None = field(default=None, repr=False)
 
     def piece_at(self, col: int, row: int) -> str | None:
         """The piece ("x" or "o") on a 0-based cell, or None if it is empty."""
@@ -128,6 +128,14 @@ class ChameleonState:
 
     def __hash__(self) -> int:
         return hash((self.size, self.cells, self.swapped, self.ply, self.last_move))
+
+
+class _Links(NamedTuple):
+    """The union-find over same-coloured neighbours: each cell's ``parent``, and per cell the
+    ``edges`` byte (touched-edge bits in the low nibble of a root, its rank in the high nibble)."""
+
+    parent: array
+    edges: bytes
 
 
 class _Geometry(NamedTuple):
@@ -165,6 +173,28 @@ def _geometry(size: int) -> _Geometry:
     return _Geometry(tuple(neighbours), bytes(edges), earlier)
 
 
+def _links_of(state: ChameleonState) -> _Links:
+    """The state's union-find, built from its board the first time a loaded state needs it."""
+    links = state._links
+    if links is None:
+        links = _build_links(state.size, state.cells)
+        # Derived from the board alone, so keeping it changes nothing the state says.
+        object.__setattr__(state, "_links", links)
+    return links
+
+
+def _build_links(size: int, cells: bytes) -> _Links:
+    """The union-find of a board, in one scan: each piece linked to its earlier neighbours only
+    (half the work of all six), which meets every adjacent pair once."""
+    geometry = _geometry(size)
+    parent = array("h", range(size * size))
+    edges = bytearray(geometry.edges)
+    earlier = geometry.earlier
+    for i in [i for i, code in enumerate(cells) if code]:
+        _link(cells, parent, edges, earlier[i], i)
+    return _Links(parent, bytes(edges))
+
+
 def _find(parent: array, i: int) -> int:
     # Path halving: only ever called on a state's private copy under construction.
     while parent[i] != i:
@@ -174,7 +204,7 @@ def _find(parent: array, i: int) -> int:
 
 
 def _link(
-    cells: bytearray, parent: array, edges: bytearray, neighbours: tuple[int, ...], i: int
+    cells: bytes | bytearray, parent: array, edges: bytearray, neighbours: tuple[int, ...], i: int
 ) -> int:
     """Join the piece on cell ``i`` to its same-coloured neighbours; return the chain's edges."""
     colour = cells[i]
@@ -244,12 +274,10 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         size = options.get("size", DEFAULT_SIZE)
         if isinstance(size, bool) or not isinstance(size, int) or not MIN_SIZE <= size <= MAX_SIZE:
             raise OptionError(f"-size={size}: the value must be between {MIN_SIZE} and {MAX_SIZE}")
-        geometry = _geometry(size)
         return ChameleonState(
             size=size,
             cells=bytes(size * size),
-            _parent=array("h", range(size * size)),
-            _edges=geometry.edges,
+            _links=_Links(array("h", range(size * size)), _geometry(size).edges),
         )
 
     # --- whose turn -------------------------------------------------------------------------
@@ -347,23 +375,24 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         if move == SWAP:
             if state.ply != 1:
                 raise IllegalMoveError('"swap": only on the second move of the game')
-            # Nothing on the board changes, so the arrays are shared, never copied.
+            # Nothing on the board changes, so the arrays are shared, never copied (a union-find
+            # not built yet is built for the new state when it needs one).
             return ChameleonState(
                 size=state.size,
                 cells=state.cells,
                 swapped=True,
                 ply=state.ply + 1,
                 last_move=SWAP,
-                _parent=state._parent,
-                _edges=state._edges,
+                _links=state._links,
             )
         size = state.size
         i = move.row * size + move.col
         if state.cells[i] != EMPTY:
             raise IllegalMoveError(f"{_cell_name(move.col, move.row)} is already taken")
+        links = _links_of(state)
         cells = bytearray(state.cells)
-        parent = state._parent[:]
-        edges = bytearray(state._edges)
+        parent = links.parent[:]
+        edges = bytearray(links.edges)
         cells[i] = _PIECE_CODES[move.piece]
         touched = _link(cells, parent, edges, _geometry(size).neighbours[i], i)
         mover = state.ply % 2
@@ -374,8 +403,7 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
             ply=state.ply + 1,
             last_move=self.format_move(state, move),
             result=_result(state.swapped, mover, touched, move.piece),
-            _parent=parent,
-            _edges=bytes(edges),
+            _links=_Links(parent, bytes(edges)),
         )
 
     def outcome(self, state: ChameleonState) -> Outcome | None:
@@ -461,7 +489,16 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         }
 
     def load(self, data: Mapping[str, Any]) -> ChameleonState:
-        """Check every field against the board and rebuild the union-find from it."""
+        """Check every field against the others and the board, at a cost that does not grow
+        with the moves played: the union-find is left for the first ``apply`` to build.
+
+        The stored result is taken as it stands (one winner, after a move that placed a
+        piece): checking it against the chains, and that no chain was complete before the last
+        move, is a search of the board in proportion to the pieces (issue 16). Only ``dump`` of
+        a state that ``apply`` made writes a state, and ``apply`` ends the game with the move
+        that completes a chain, so both hold for every stored state; nothing is hidden in
+        Chameleon, so a board edited by hand would be there for both players to see.
+        """
         if not isinstance(data, Mapping):
             raise StateError("chameleon: the state is not a JSON object")
         self._check_version(data)
@@ -484,55 +521,41 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         pieces = size * size - text.count(".")
         if ply != pieces + swapped or (swapped and ply < 2):
             raise StateError(f"chameleon: ply {ply} does not match the board and swap flag")
-        cells = bytearray(text.encode().translate(_CHARS_TO_CODES))
+        cells = text.encode().translate(_CHARS_TO_CODES)
         last_cell = self._check_last_move(size, cells, swapped, ply, last)
-
-        # Rebuild the union-find without the last piece: no chain may be complete then,
-        # or the game would have ended earlier. Then add the last piece as apply() did.
-        geometry = _geometry(size)
-        parent = array("h", range(size * size))
-        edges = bytearray(geometry.edges)
-        piece = None
-        if last_cell is not None:
-            piece = _CELL_CHARS[cells[last_cell]]
-            cells[last_cell] = EMPTY
-        # One scan, each piece linked to its earlier neighbours only (half the work of all
-        # six); a chain is complete at the latest when its last link is made.
-        earlier = geometry.earlier
-        for i in [i for i, code in enumerate(cells) if code]:
-            if _complete(_link(cells, parent, edges, earlier[i], i)):
-                raise StateError("chameleon: a chain was complete before the last move")
-        result = None
-        if last_cell is not None:
-            assert piece is not None  # taken off the last cell above
-            cells[last_cell] = _PIECE_CODES[piece]
-            touched = _link(cells, parent, edges, geometry.neighbours[last_cell], last_cell)
-            result = _result(swapped, (ply - 1) % 2, touched, piece)
-
-        stored = data.get("result")
-        if result is None:
-            if stored is not None:
-                raise StateError("chameleon: a result is stored but no chain is complete")
-        elif (
-            not isinstance(stored, Mapping)
-            or stored.get("winners") != sorted(result.winners)
-            or not isinstance(stored.get("reason"), str)
-        ):
-            raise StateError(f"chameleon: the stored result does not match the board: {stored!r}")
         return ChameleonState(
             size=size,
-            cells=bytes(cells),
+            cells=cells,
             swapped=swapped,
             ply=ply,
             last_move=last,
-            result=result,
-            _parent=parent,
-            _edges=bytes(edges),
+            result=self._stored_result(data.get("result"), last_cell is not None),
         )
 
     @staticmethod
+    def _stored_result(stored: object, placed_last: bool) -> Outcome | None:
+        """The stored result: none, or (only after a move that placed a piece) one winner and
+        a reason, as ``dump`` writes them."""
+        if stored is None:
+            return None
+        if not placed_last:
+            raise StateError("chameleon: a result is stored but the last move placed no piece")
+        winners = stored.get("winners") if isinstance(stored, Mapping) else None
+        reason = stored.get("reason") if isinstance(stored, Mapping) else None
+        # One seat, as the move that completes a chain gives (type(): True == 1 in Python).
+        if (
+            not isinstance(winners, list)
+            or len(winners) != 1
+            or type(winners[0]) is not int
+            or winners[0] not in (0, 1)
+            or not isinstance(reason, str)
+        ):
+            raise StateError(f"chameleon: bad stored result {stored!r}")
+        return Outcome(frozenset(winners), reason, termination=Termination.GOAL)
+
+    @staticmethod
     def _check_last_move(
-        size: int, cells: bytearray, swapped: bool, ply: int, last: object
+        size: int, cells: bytes, swapped: bool, ply: int, last: object
     ) -> int | None:
         """Validate ``last_move``; return the index of the cell it filled, if it placed a piece."""
         if ply == 0:
@@ -558,10 +581,6 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         if cells[index] != _PIECE_CODES[piece]:
             raise StateError(f"chameleon: the last move {last} is not on the board")
         return index
-
-
-def _complete(edges: int) -> bool:
-    return edges & _VERT_EDGES == _VERT_EDGES or edges & _HORZ_EDGES == _HORZ_EDGES
 
 
 def _result(swapped: bool, mover: int, touched: int, piece: str) -> Outcome | None:

@@ -15,10 +15,10 @@ pieces are two integers and a move is a few bit operations.
 
 The state keeps one record per finished turn: the public log (line announced, points revealed,
 whether the move failed, fives, passes) with each mover's point, which is shown only to its
-owner until the game ends. ``dump`` stores the opening, the choice of side and these turns;
-``load`` checks them under the rules, move by move, in one pass over bit masks (no state per
-move), so every stored state is still checked and a late position loads nearly as fast as an
-early one.
+owner until the game ends. ``dump`` stores the opening, the choice of side and these turns,
+then what they give; ``load`` reads what they give and the last turn, checked against each other,
+and leaves the earlier turns to be read when first needed, so a late position loads as fast as
+an early one.
 
 The package, by seam: ``geometry`` (points, lines, windows of five), ``state`` (moves, turn
 records, the state), ``rules`` (playing a move), ``notation`` (reading points and lines as

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import overload
 
 from pbmserv.games.base import (
     Outcome,
@@ -72,6 +74,58 @@ class TurnRecord:
     asked: bool = True
 
 
+class StoredTurns(Sequence[TurnRecord]):
+    """The finished turns of a loaded state, read from the stored data the first time they are
+    looked at (the log, ``apply``, ``dump``): reading them is work in proportion to the turns
+    played, which a load that only asks whose turn it is never needs (issue 16).
+
+    It equals, and hashes as, the tuple of the same records.
+    """
+
+    def __init__(self, read: Callable[[], tuple[TurnRecord, ...]], length: int, plies: int):
+        self._read = read
+        self._records: tuple[TurnRecord, ...] | None = None
+        self._length = length
+        #: The moves these turns took (two a turn, one where "none" was answered at once), as
+        #: stored: what ``HmdgState.ply`` counts without reading them.
+        self.plies = plies
+
+    @property
+    def records(self) -> tuple[TurnRecord, ...]:
+        """The records, read on first use."""
+        if self._records is None:
+            self._records = self._read()
+        return self._records
+
+    def __len__(self) -> int:
+        return self._length
+
+    @overload
+    def __getitem__(self, index: int) -> TurnRecord: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TurnRecord, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> TurnRecord | tuple[TurnRecord, ...]:
+        return self.records[index]
+
+    def __iter__(self) -> Iterator[TurnRecord]:
+        return iter(self.records)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StoredTurns):
+            other = other.records
+        return self.records == other if isinstance(other, tuple) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.records)
+
+    def __repr__(self) -> str:
+        # Never reads the turns: a repr must not fail on data that cannot be read.
+        shown = "not read yet" if self._records is None else repr(self._records)
+        return f"StoredTurns({self._length} turns: {shown})"
+
+
 @dataclass(frozen=True)
 class HmdgState:
     """One position. Immutable: ``apply`` builds a new one.
@@ -80,11 +134,12 @@ class HmdgState:
     that are revealed. ``mover`` is the side that announces next (stage move) or has announced
     (stage reveal, with ``pending`` its announcement). ``fives`` says whose first five has been
     announced. Public facts are stored when they happen, never recomputed from secret pieces.
+    ``turns`` is a tuple, or in a loaded state :class:`StoredTurns`, read when first needed.
     """
 
     opening: int | None = None
     x_seat: int | None = None
-    turns: tuple[TurnRecord, ...] = ()
+    turns: Sequence[TurnRecord] = ()
     mover: int = O_SIDE
     pending: Announce | None = None
     pieces: tuple[int, int] = (0, 0)
@@ -98,7 +153,10 @@ class HmdgState:
         """Moves made: the opening, the choice, then an announcement and an answer a turn (the
         announcement alone when "none" was answered at once)."""
         made = (self.opening is not None) + (self.x_seat is not None)
-        made += sum(2 if turn.asked else 1 for turn in self.turns)
+        if isinstance(self.turns, StoredTurns):
+            made += self.turns.plies  # without reading the stored turns
+        else:
+            made += sum(2 if turn.asked else 1 for turn in self.turns)
         return made + (self.pending is not None)
 
     @property

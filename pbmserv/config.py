@@ -109,6 +109,10 @@ class Settings:
     # Whether `serve` (each worker) plays the moves in a process of its own, apart from the
     # one that listens: the listener then stores at its own pace while moves are played.
     processing_process: bool = True
+    # How far below the listener's the CPU priority of `serve`'s child processes is (nice,
+    # 0-19): in a burst the listener keeps storing what arrives, and answering its senders,
+    # while the moves and the mail wait their turn for the CPU.
+    child_niceness: int = 5
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted
@@ -200,6 +204,7 @@ ENV_NAMES = {
     "workers": "PBMSERV_WORKERS",
     "delivery_processes": "PBMSERV_DELIVERY_PROCESSES",
     "processing_process": "PBMSERV_PROCESSING_PROCESS",
+    "child_niceness": "PBMSERV_CHILD_NICENESS",
     "log_format": "PBMSERV_LOG_FORMAT",
     "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
     "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",
@@ -342,6 +347,8 @@ def load_settings(
         raise ConfigError("workers must be between 1 and 64")
     if not 0 <= settings.delivery_processes <= 16:
         raise ConfigError("delivery_processes must be between 0 and 16")
+    if not 0 <= settings.child_niceness <= 19:
+        raise ConfigError("child_niceness must be between 0 and 19")
     for name in (
         "max_accounts_per_address",
         "max_mails_per_message",

@@ -194,6 +194,8 @@ def _serve(settings: Settings) -> int:
         return EX_CONFIG
     itself = [sys.executable, "-m", "pbmserv", *sys.argv[1:]]
     if role is not None:  # a child process of a `serve` (mail/child_processes.py)
+        if settings.child_niceness:
+            os.nice(settings.child_niceness)  # the listener first: see Settings.child_niceness
         mail_wake_fd = os.environ.get(kids.MAIL_WAKE_FD_ENV)
         server = Server(
             session_factory(engine),

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.processes import environment, spool_messages, start_serve
+from tests.e2e.processes import environment, spool_messages, start_serve, wait_for_child
 from tests.e2e.test_workers import children, wait_for_children
 from tests.support import free_port, make_mail, settle, smtp_send
 
@@ -134,6 +134,24 @@ def test_fewer_processes_still_answer_at_once(  # type: ignore[no-untyped-def]
     try:
         assert set(roles(server.pid, len(expected))) == expected
         assert smtp_send(port, make_mail("solo@example.org", "help"))[0] == 250
+        assert answered_within(spool, 1, 10)
+    finally:
+        server.send_signal(signal.SIGTERM)
+        assert server.wait(40) == 0
+
+
+def test_the_children_yield_the_cpu_to_the_listener(db_url: str, tmp_path: Path) -> None:
+    """In a burst the listener keeps storing mail (and answering its senders) before moves
+    are played and mail is sent: its children run at a lower CPU priority (child_niceness)."""
+    server, port, spool = serve(db_url, tmp_path, PBMSERV_CHILD_NICENESS="7")
+    try:
+        for work in ("processing", "delivery"):  # each lowers its priority as it starts
+            wait_for_child(tmp_path / "serve.log", work)
+        by_role = roles(server.pid, 2)
+        listener = os.getpriority(os.PRIO_PROCESS, server.pid)
+        for pid in by_role.values():
+            assert os.getpriority(os.PRIO_PROCESS, pid) == listener + 7
+        assert smtp_send(port, make_mail("nice@example.org", "help"))[0] == 250
         assert answered_within(spool, 1, 10)
     finally:
         server.send_signal(signal.SIGTERM)

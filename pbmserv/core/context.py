@@ -6,13 +6,13 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.core.password_checks import CheckedPassword
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.db.models import Address, GameRow, User
+from pbmserv.db.models import Address, GameRow, User, table_of
 
 
 def _no_such_user(userid: str) -> CommandError:
@@ -28,6 +28,12 @@ def disabled_error(user: User) -> CommandError:
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
+
+
+_ADDRESSES = table_of(Address)
+_ADDRESS_FACTS = select(
+    _ADDRESSES.c.confirmed_at, _ADDRESSES.c.bouncing_since, _ADDRESSES.c.hard_bounces
+).where(_ADDRESSES.c.address == bindparam("address"))
 
 
 @dataclass
@@ -119,8 +125,10 @@ class CommandContext:
         key = address.strip().lower()
         known = self.lookups.addresses
         if key not in known:
-            query = select(Address.confirmed_at, Address.bouncing_since, Address.hard_bounces)
-            row = self.session.execute(query.where(Address.address == key)).first()
+            # Core on the session's connection (every move looks up its mail's addresses):
+            # flushed first, as the ORM would, so an address row made by this command counts.
+            self.session.flush()
+            row = self.session.connection().execute(_ADDRESS_FACTS, {"address": key}).first()
             known[key] = (
                 row is not None and row.confirmed_at is not None,
                 row is not None and row.bouncing_since is not None,

@@ -144,5 +144,6 @@ def queues_on(session: Session, boards: Iterable[int]) -> dict[int, bool]:
     if not wanted:
         return {}
     query = select(MoveRow.game_id).where(MoveRow.game_id.in_(wanted), MoveRow.kind == "queue")
-    found = set(session.scalars(query.distinct()))
+    # Core on the session's connection: asked first in a batch, before anything is written.
+    found = set(session.connection().scalars(query.distinct()))
     return {board: board in found for board in wanted}

@@ -76,8 +76,9 @@ MAX_ATTEMPTS = 3
 #: write lock (SQLite) is held only briefly.
 BATCH = 20
 #: A batch that has held the write lock this long lets a waiting writer in (SQLite has one
-#: write lock: the listener's stores would otherwise wait for a whole batch, ~100 ms).
-YIELD_AFTER_SECONDS = 0.015
+#: write lock: the listener's stores would otherwise wait for a whole batch, ~100 ms). In a
+#: 2,000-move burst 5 ms stored 483-499 messages/s, 15 ms 364-389, at the same CPU a move.
+YIELD_AFTER_SECONDS = 0.005
 
 _INBOX = table_of(InboxMessage)
 _OUTBOX = table_of(OutboxMessage)

@@ -16,6 +16,7 @@ import json
 import zlib
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 from pbmserv.config import Settings
@@ -85,5 +86,7 @@ def _packed(svg: str) -> str:
     return deflated(svg).decode("ascii")
 
 
+@lru_cache(maxsize=16)
 def _unpacked(packed: str) -> str:
+    # Kept: the board mails of one move often share their picture (mail.pictures draws it once).
     return zlib.decompress(base64.b64decode(packed)).decode("utf-8")

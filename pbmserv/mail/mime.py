@@ -7,7 +7,7 @@ rendered. Returns the content header lines and the body bytes.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import logging
 import quopri
 import secrets
@@ -95,9 +95,9 @@ def _picture_part(cid: str, svg: str, draw: Callable[[str], bytes] | None) -> li
         except Exception:
             log.exception("could not draw a board's picture; it goes as SVG")
     if png is not None:
-        kind, name, data = "image/png", "board.png", _base64(png)
+        kind, name, data = "image/png", "board.png", base64_lines(png)
     elif draw is not None:
-        kind, name, data = "image/svg+xml", "board.svg", _base64(svg.encode())
+        kind, name, data = "image/svg+xml", "board.svg", base64_lines(svg.encode())
     else:
         kind, name, data = "image/svg+xml", "board.svg", deflated(svg)
         marks.append(TO_PNG_DEFLATED)
@@ -112,13 +112,15 @@ def _picture_part(cid: str, svg: str, draw: Callable[[str], bytes] | None) -> li
     ]
 
 
-def _base64(data: bytes) -> bytes:
-    """Base64 in lines of 76 characters (RFC 2045)."""
-    return base64.encodebytes(data).rstrip(b"\n")
+def base64_lines(data: bytes) -> bytes:
+    """Base64 in lines of 76 characters (RFC 2045), no newline at the end: encoded at once and
+    cut (base64.encodebytes encodes 57 bytes at a time, a fifth of a ms for a board's PNG)."""
+    flat = binascii.b2a_base64(data, newline=False)
+    return b"\n".join([flat[start : start + 76] for start in range(0, len(flat), 76)])
 
 
 @lru_cache(maxsize=16)
 def deflated(svg: str) -> bytes:
     """A queued picture part's body: the SVG deflated, in base64 lines of 76 characters (the
     same picture often goes to both players and the observers: deflated once)."""
-    return _base64(zlib.compress(svg.encode("utf-8"), 1))
+    return base64_lines(zlib.compress(svg.encode("utf-8"), 1))

@@ -35,7 +35,7 @@ from typing import Any
 import resvg_py
 from PIL import Image
 
-from pbmserv.mail.mime import TO_PNG, TO_PNG_DEFLATED
+from pbmserv.mail.mime import TO_PNG, TO_PNG_DEFLATED, base64_lines
 from pbmserv.mail.palette import colours_of_parts, palette_for, palette_image
 from pbmserv.mail.png import palette_png
 from pbmserv.mail.sprites import Sheet, sprites_of
@@ -257,9 +257,9 @@ def _finish_one(raw: bytes, marker: re.Match[bytes]) -> bytes:
         png = png_of(svg.decode("utf-8"))
     except Exception:
         log.exception("could not draw a board's picture; it goes as SVG")
-        data = base64.encodebytes(svg).rstrip(b"\n")
+        data = base64_lines(svg)
         return raw[:start] + head + b"\n\n" + data + raw[body_end:]
     head = head.replace(b'image/svg+xml; name="board.svg"', b'image/png; name="board.png"')
     head = head.replace(b'filename="board.svg"', b'filename="board.png"')
-    data = base64.encodebytes(png).rstrip(b"\n")
+    data = base64_lines(png)
     return raw[:start] + head + b"\n\n" + data + raw[body_end:]

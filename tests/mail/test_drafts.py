@@ -6,6 +6,7 @@ transaction builds nothing. Real MIME parsing, a real database, a real relay."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import email
 import email.policy
 import io
@@ -13,6 +14,8 @@ import random
 from datetime import UTC, datetime
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image
 from sqlalchemy import Engine, select, update
 
@@ -24,7 +27,7 @@ from pbmserv.mail.compose import build_message
 from pbmserv.mail.delivery import deliver_due
 from pbmserv.mail.drafts import DRAFT_MARK, compose_draft, draft_raw, is_draft
 from pbmserv.mail.inbox import store_message
-from pbmserv.mail.mime import TO_PNG
+from pbmserv.mail.mime import TO_PNG, base64_lines
 from pbmserv.mail.pictures import png_of
 from pbmserv.mail.processor import process_batch
 from tests.e2e.processes import seed_game
@@ -168,3 +171,9 @@ def test_a_draft_that_cannot_be_built_waits_for_a_retry(db_url: str, engine: Eng
     assert (reply.status, alices.status) == ("sent", "sent")
     assert (bobs.status, bobs.attempts) == ("pending", 1)  # not lost: tried again later
     assert "could not build" in (bobs.last_error or "")
+
+
+@given(st.binary(max_size=2000))
+def test_base64_lines_are_rfc_2045_lines(data: bytes) -> None:
+    """Encoded at once and cut: the lines base64.encodebytes writes, without its last newline."""
+    assert base64_lines(data) == base64.encodebytes(data).rstrip(b"\n")

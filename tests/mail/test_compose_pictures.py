@@ -18,6 +18,7 @@ from pbmserv.games import find_game
 from pbmserv.mail import mime, pictures
 from pbmserv.mail.compose import build_message
 from pbmserv.mail.pictures import finish_pictures, letters_can_be_drawn, png_of
+from tests.mail.drawn import shown
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)
 BODY = "alice (Vert) played c3x.\n\n    a b c\n 1  . . .  1\n\nCafé: it is your move.\n"
@@ -96,7 +97,7 @@ def test_the_fast_rasteriser_draws_where_it_is_installed() -> None:
     if platform.machine() in ("x86_64", "AMD64"):
         assert pictures.lunasvg is not None
     if pictures.lunasvg is not None:
-        assert png_of(board_svg()) == pictures.drawn_by_lunasvg(board_svg())
+        assert shown(png_of(board_svg())) == shown(pictures.drawn_by_lunasvg(board_svg()))
 
 
 def test_without_the_fast_rasteriser_resvg_draws(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,7 +1,8 @@
 """What a PNG shows, to compare pictures by: ISA-L's deflate (pbmserv.mail.png) is not
 byte-for-byte repeatable when several threads draw at once (seen: the same rows deflated to
 16,720 bytes alone and 16,723 beside other threads, inflating to the same rows), so the same
-picture can come as other bytes. Two PNGs show the same picture when their size, mode, palette and pixels agree."""
+picture can come as other bytes. Two PNGs show the same picture when their size, mode,
+palette and pixels agree."""
 
 from __future__ import annotations
 

@@ -65,6 +65,8 @@ BENCH_ENV = {
     "PBMSERV_LOG_FORMAT": "text",
     # A private server: the benches' players are strangers (the abuse phase turns it on).
     "PBMSERV_CONFIRM_ADDRESSES": "false",
+    # People's moves alone (bench/robots_beside_people.py turns the robots on).
+    "PBMSERV_ROBOTS": "false",
 }
 GAME = find_game("chameleon")
 assert GAME is not None

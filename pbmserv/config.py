@@ -115,6 +115,15 @@ class Settings:
     # shared with PostgreSQL and the senders, 5 stored a PostgreSQL burst up to a third
     # faster but played a steady stream of moves a tenth slower: off unless bursts matter.
     child_niceness: int = 0
+    # Whether the robots (computer players, core.robots) play: `serve` then thinks for them
+    # in a process of its own at the lowest CPU priority, so a person's move never waits.
+    robots: bool = True
+    # CPU seconds a robot may think about one move at most (its level may stop sooner).
+    robot_cpu_seconds: float = 3.0
+    # Boards one person may have against robots at a time.
+    robot_games_per_user: int = 5
+    # How often the robots' process looks for boards where a robot is to act.
+    robot_poll_seconds: float = 1.0
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted
@@ -207,6 +216,10 @@ ENV_NAMES = {
     "delivery_processes": "PBMSERV_DELIVERY_PROCESSES",
     "processing_process": "PBMSERV_PROCESSING_PROCESS",
     "child_niceness": "PBMSERV_CHILD_NICENESS",
+    "robots": "PBMSERV_ROBOTS",
+    "robot_cpu_seconds": "PBMSERV_ROBOT_CPU_SECONDS",
+    "robot_games_per_user": "PBMSERV_ROBOT_GAMES_PER_USER",
+    "robot_poll_seconds": "PBMSERV_ROBOT_POLL_SECONDS",
     "log_format": "PBMSERV_LOG_FORMAT",
     "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
     "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",
@@ -351,6 +364,12 @@ def load_settings(
         raise ConfigError("delivery_processes must be between 0 and 16")
     if not 0 <= settings.child_niceness <= 19:
         raise ConfigError("child_niceness must be between 0 and 19")
+    if not 0.05 <= settings.robot_cpu_seconds <= 600:
+        raise ConfigError("robot_cpu_seconds must be between 0.05 and 600")
+    if not 0 <= settings.robot_games_per_user <= 1000:
+        raise ConfigError("robot_games_per_user must be between 0 and 1000")
+    if settings.robot_poll_seconds <= 0:
+        raise ConfigError("robot_poll_seconds must be more than 0")
     for name in (
         "max_accounts_per_address",
         "max_mails_per_message",

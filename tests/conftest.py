@@ -2,7 +2,8 @@
 
 PBMSERV_TEST_DB unset or "sqlite": a fresh SQLite file per test.
 PBMSERV_TEST_DB "postgres" or a postgresql+psycopg:// URL: a private schema in that database
-for this test run (migrated once), emptied before every test.
+for this test run (migrated once), emptied before every test (but for the robots, which
+the migration made).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import shutil
 import uuid
 from collections.abc import Iterator
 from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote
 
@@ -19,7 +21,8 @@ import pytest
 from sqlalchemy import Engine, text
 
 from pbmserv.config import Settings
-from pbmserv.db.engine import make_engine
+from pbmserv.core.robots import ensure_robots
+from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import upgrade
 from pbmserv.db.models import Base
 from tests.support import RunningServer, Sink
@@ -75,6 +78,8 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         tables = ", ".join(f'"{t.name}"' for t in Base.metadata.sorted_tables)
         with engine.begin() as conn:
             conn.execute(text(f"TRUNCATE {tables} RESTART IDENTITY CASCADE"))
+        with transaction(session_factory(engine)) as session:
+            ensure_robots(session, datetime.now(UTC))  # as the migration left them
         engine.dispose()
         return url
     path = tmp_path / "pbmserv.db"

@@ -20,6 +20,7 @@ from aiosmtpd.smtp import Session as SMTPSession
 
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
+from pbmserv.db.models import User
 from pbmserv.mail.worker import Server
 
 
@@ -41,6 +42,10 @@ class Received:
     def body(self) -> str:
         part = self.message.get_body(preferencelist=("plain",))
         return part.get_content() if part is not None else ""
+
+
+#: Users who are people: the robots (migration 0017) are there from the start.
+PEOPLE = User.robot_level.is_(None)
 
 
 def free_port() -> int:
@@ -109,6 +114,8 @@ class RunningServer:
     """pbmserv's real Server (listener + workers) on its own loop in a thread."""
 
     settings: Settings
+    #: The parts of the work it does (mail.worker): all but the robots' unless told.
+    parts: frozenset[str] | None = None
     server: Server | None = None
     thread: threading.Thread | None = None
     loop: asyncio.AbstractEventLoop | None = None
@@ -116,7 +123,10 @@ class RunningServer:
 
     def start(self) -> RunningServer:
         engine = make_engine(self.settings.db_url)
-        self.server = Server(session_factory(engine), self.settings)
+        if self.parts is None:
+            self.server = Server(session_factory(engine), self.settings)
+        else:
+            self.server = Server(session_factory(engine), self.settings, parts=self.parts)
 
         def run() -> None:
             self.loop = asyncio.new_event_loop()

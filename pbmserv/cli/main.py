@@ -6,6 +6,7 @@ import argparse
 import asyncio
 import errno
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -22,9 +23,11 @@ from pbmserv.config import (
     load_settings,
     mask_url,
 )
-from pbmserv.db.engine import make_engine, session_factory
+from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import current_revision, head_revision, is_at_head, upgrade
 from pbmserv.logs import configure_logging
+
+log = logging.getLogger("pbmserv.serve")
 
 EX_DATAERR = 65  # sysexits: the input was bad (Postfix bounces it)
 EX_TEMPFAIL = 75  # sysexits: try again later (Postfix keeps the message queued)
@@ -184,7 +187,7 @@ def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | Non
 def _serve(settings: Settings) -> int:
     from pbmserv.mail import child_processes as kids
     from pbmserv.mail.supervisor import WORKER_ENV, supervise
-    from pbmserv.mail.worker import DELIVER, Server
+    from pbmserv.mail.worker import DELIVER, ROBOTS, Server
 
     role = os.environ.get(kids.ROLE_ENV)
     # A delivery process writes claims and "sent" marks alone: a power cut may lose them and
@@ -194,7 +197,9 @@ def _serve(settings: Settings) -> int:
         return EX_CONFIG
     itself = [sys.executable, "-m", "pbmserv", *sys.argv[1:]]
     if role is not None:  # a child process of a `serve` (mail/child_processes.py)
-        if settings.child_niceness:
+        if ROBOTS in role.split("+"):
+            os.nice(19)  # robots think only with CPU no person's move is waiting for
+        elif settings.child_niceness:
             os.nice(settings.child_niceness)  # the listener first: see Settings.child_niceness
         mail_wake_fd = os.environ.get(kids.MAIL_WAKE_FD_ENV)
         server = Server(
@@ -208,6 +213,8 @@ def _serve(settings: Settings) -> int:
         asyncio.run(server.run())
         return 0
     parent = os.environ.get(WORKER_ENV)
+    if parent is None and settings.robots:
+        _make_missing_robots(engine)
     if parent is None and settings.workers > 1:
         if settings.listen_port == 0:
             print("pbmserv: with several workers, name the port to listen on", file=sys.stderr)
@@ -234,12 +241,28 @@ def _serve(settings: Settings) -> int:
     return 0
 
 
+def _make_missing_robots(engine: Engine) -> None:
+    """The robots the migration made, made again if an operator removed one."""
+    from sqlalchemy.exc import IntegrityError
+
+    from pbmserv.core.context import utcnow
+    from pbmserv.core.robots import ensure_robots
+
+    try:
+        with transaction(session_factory(engine)) as session:
+            made = ensure_robots(session, utcnow())
+    except IntegrityError:  # another server made them at the same moment
+        return
+    for robot in made:
+        log.info("made the missing robot %s", robot.userid)
+
+
 def _serving_parts(settings: Settings, itself: list[str]) -> dict[str, Any]:
     """What `serve` does itself and which child processes do the rest: delivery in
     ``delivery_processes`` of them, the processing in one (``processing_process``), which
-    also delivers when no process is there for it."""
+    also delivers when no process is there for it, and the robots' thinking in one."""
     from pbmserv.mail import child_processes as kids
-    from pbmserv.mail.worker import DELIVER, EVERYTHING, PROCESS
+    from pbmserv.mail.worker import DELIVER, EVERYTHING, PROCESS, ROBOTS
 
     parts, children = set(EVERYTHING), []
     delivery = None
@@ -252,6 +275,9 @@ def _serving_parts(settings: Settings, itself: list[str]) -> dict[str, Any]:
         children.append(kids.Children(frozenset(processing), 1, itself, handed))
         parts -= processing
     children += [delivery] if delivery else []
+    if settings.robots:
+        handed = {kids.MAIL_WAKE_FD_ENV: delivery.pipe.write_fd} if delivery else {}
+        children.append(kids.Children(frozenset({ROBOTS}), 1, itself, handed))
     return {"parts": frozenset(parts), "children": children}
 
 

@@ -69,6 +69,7 @@ def list_users(
             "disabled": user.disabled,
             "active_boards": boards,
             "since": user.created_at.date().isoformat(),
+            "robot": user.robot_level,  # the robot's level; None for a person
         }
         for user, boards in ctx.session.execute(query)
     ]
@@ -137,13 +138,18 @@ MAX_BROADCAST_TEXT = 20_000
 
 
 def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: bool) -> str:
-    """Mail ``text`` to every enabled user (only those with a board in play, if asked)."""
+    """Mail ``text`` to every enabled user (only those with a board in play, if asked); not
+    the robots, who read no mail."""
     subject = " ".join(subject.split())
     if not subject or len(subject) > MAX_BROADCAST_SUBJECT:
         raise CommandError(f"the subject must be 1 to {MAX_BROADCAST_SUBJECT} characters")
     if not text.strip() or len(text) > MAX_BROADCAST_TEXT:
         raise CommandError(f"the text must be 1 to {MAX_BROADCAST_TEXT} characters")
-    query = select(User).where(User.disabled.is_(False), User.email != "").order_by(User.id)
+    query = (
+        select(User)
+        .where(User.disabled.is_(False), User.email != "", User.robot_level.is_(None))
+        .order_by(User.id)
+    )
     if playing_only:
         playing = select(Seat.user_id).join(GameRow).where(GameRow.status == "active")
         query = query.where(User.id.in_(playing))

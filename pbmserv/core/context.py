@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session
 from pbmserv.config import Settings
 from pbmserv.core.password_checks import CheckedPassword
 from pbmserv.core.results import CommandError, Notification
+from pbmserv.core.robot_identity import is_robot_address
 from pbmserv.db.models import Address, GameRow, User, table_of
 
 
@@ -98,6 +99,8 @@ class CommandContext:
         """Queue a mail to someone; one to an address its owner never confirmed is withheld
         (the confirmation mail alone goes there), and so is one to an address marked bouncing
         (see core.bouncing: the reply to a message from it is no notice, and goes)."""
+        if is_robot_address(notification.to):  # a robot reads no mail
+            return
         if notification.channel != "confirmation" and not self.may_mail(notification.to):
             self.withheld += 1
             return

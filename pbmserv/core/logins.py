@@ -16,6 +16,7 @@ from sqlalchemy import func, select
 from pbmserv.core.context import CommandContext, disabled_error
 from pbmserv.core.passwords import burn_verification_time, verify_password
 from pbmserv.core.results import CommandError, Notification
+from pbmserv.core.robot_identity import is_robot
 from pbmserv.db.models import AuthFailure, User
 
 ALERT_EVERY = timedelta(days=1)
@@ -59,6 +60,12 @@ def authenticate(
         if user.disabled:
             raise disabled_error(user)
         return user
+    if user is not None and is_robot(user):
+        raise CommandError(
+            f"{user.display_id} is a robot: it plays by itself and takes no commands by mail",
+            hint='See "help robots".',
+            syntax_was_right=True,
+        )
     check_allowed(ctx, userid, user)
     if user is None:
         burn_verification_time(password)

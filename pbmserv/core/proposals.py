@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sqlalchemy import select
+from sqlalchemy.orm import Session
 
 from pbmserv.core import game_service as service
 from pbmserv.core import numbering
@@ -36,8 +37,12 @@ def open_proposal(ctx: CommandContext, board: Board) -> Proposal | None:
     """The board's proposal still waiting for an answer, if any."""
     if board.finished:
         return None
-    game_id = board.row.id
-    made = ctx.session.execute(
+    return open_proposal_on(ctx.session, board.row.id)
+
+
+def open_proposal_on(session: Session, game_id: int) -> Proposal | None:
+    """The open proposal of the active board ``game_id``, if any."""
+    made = session.execute(
         select(MoveRow.id, MoveRow.text, MoveRow.seat)
         .where(MoveRow.game_id == game_id, MoveRow.kind == "propose")
         .order_by(MoveRow.id.desc())
@@ -49,7 +54,7 @@ def open_proposal(ctx: CommandContext, board: Board) -> Proposal | None:
     if kind is None:
         return None
     accepted: set[int] = set()
-    later = ctx.session.execute(
+    later = session.execute(
         select(MoveRow.kind, MoveRow.seat).where(MoveRow.game_id == game_id, MoveRow.id > made.id)
     )
     for entry_kind, seat in later:

@@ -62,6 +62,9 @@ class User(Base):
     digest_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: The address ``email`` asked to move to, waiting for its owner's confirmation (None: none).
     pending_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    #: A robot's strength (1 to 3): a computer player, mailed nothing, taking no commands
+    #: (core.robots). None: a person.
+    robot_level: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class UserAddress(Base):

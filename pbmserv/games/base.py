@@ -301,6 +301,19 @@ class Game(ABC, Generic[S, M]):
         """
         raise NotImplementedError(f"{self.SPEC.name} does not vary hidden information")
 
+    def determinize(self, state: S, viewer: int, rng: random.Random) -> S:
+        """A full state ``viewer`` cannot tell from ``state``, drawn from what ``viewer`` may
+        know and ``rng`` alone: the same for every state that looks the same to ``viewer``,
+        given the same ``rng``. A computer player searches such states (determinised IS-MCTS)
+        and never reads another seat's secrets.
+
+        Games without hidden information have nothing to draw and return ``state``; every
+        game that declares ``hidden_information`` overrides it.
+        """
+        if self.SPEC.hidden_information:
+            raise NotImplementedError(f"{self.SPEC.name} does not determinize hidden information")
+        return state
+
     def export(
         self,
         fmt: str,

@@ -53,8 +53,10 @@ __all__ = [
     "Playout",
     "Step",
     "check_conformance",
+    "check_determinize",
     "check_garbage",
     "check_hidden",
+    "check_nothing_to_determinize",
     "check_options",
     "check_playout",
     "check_position",
@@ -496,14 +498,85 @@ def check_hidden(game: Game, state: Any, seed: int = 0, where: str = "") -> bool
         for _ in range(3):
             varied = game.vary_hidden(state, viewer, rng)
             changed = changed or game.dump(varied) != game.dump(state)
-            before, after = _seen_by(game, state, viewer), _seen_by(game, varied, viewer)
-            for key in before:
-                if before[key] != after[key]:
-                    raise _fail(
-                        f"{where}: what viewer {viewer!r} sees ({key}) changes with secrets "
-                        f"it may not see:\n{before[key]}\n---\n{after[key]}"
-                    )
+            _expect_seen_alike(game, viewer, state, varied, "with secrets it may not see", where)
     return changed
+
+
+def _expect_seen_alike(
+    game: Game, viewer: Viewer, state: Any, other: Any, how: str, where: str
+) -> None:
+    """``viewer`` is shown the same of ``other`` as of ``state`` (``how``: how ``other`` came
+    about, for the message)."""
+    before, after = _seen_by(game, state, viewer), _seen_by(game, other, viewer)
+    for key in before:
+        if before[key] != after[key]:
+            raise _fail(
+                f"{where}: what viewer {viewer!r} sees ({key}) changes {how}:"
+                f"\n{before[key]}\n---\n{after[key]}"
+            )
+
+
+def _determinized(game: Game, state: Any, seat: int, rng: random.Random, where: str) -> Any:
+    try:
+        return game.determinize(state, seat, rng)
+    except NotImplementedError:
+        raise _fail(f"{where}: a game with hidden information must determinize") from None
+
+
+def _dump_text(game: Game, state: Any, where: str) -> str:
+    return json.dumps(_normal_json(game.dump(state), where), sort_keys=True)
+
+
+def check_determinize(game: Game, state: Any, seed: int = 0, where: str = "") -> bool:
+    """For each seat, ``determinize`` (a whole state drawn for a computer player) draws from
+    what the seat sees and its generator alone: given the same generator, the same state
+    (by dump) for ``state`` and for states that differ from it only in secrets the seat may
+    not see (``vary_hidden``). The drawn state looks the same to the seat (as in
+    :func:`check_hidden`), loads back and takes every legal move. Returns whether two
+    generators drew different states (a kit run must see that, else determinize might hand
+    back a fixed state and the check proved little)."""
+    where = where or game.SPEC.name
+    differed = False
+    for seat in range(game.SPEC.players):
+        draws = [
+            _determinized(game, state, seat, random.Random(f"determinize:{seed}:{k}"), where)
+            for k in range(4)
+        ]
+        drawn = draws[0]
+        data = _check_storage(game, drawn, where)
+        vary = random.Random(f"determinize-vary:{seed}:{where}:{seat}")
+        for _ in range(3):
+            other = game.vary_hidden(state, seat, vary)
+            again = _determinized(game, other, seat, random.Random(f"determinize:{seed}:0"), where)
+            if _normal_json(game.dump(again), where) != data:
+                raise _fail(
+                    f"{where}: determinize for seat {seat} depends on secrets it may not see: "
+                    "two states that look the same to it drew different states"
+                )
+        _expect_seen_alike(game, seat, state, drawn, "in the state determinize drew", where)
+        for mover in sorted(game.to_move(drawn).seats):
+            for move in game.legal_moves(drawn, mover):
+                try:
+                    game.apply(drawn, move, random.Random(seed))
+                except Exception as exc:
+                    text = game.format_move(drawn, move)
+                    raise _fail(
+                        f"{where}: legal move {text!r} does not apply in the state determinize "
+                        f"drew for seat {seat}: {exc!r}"
+                    ) from exc
+        differed = differed or len({_dump_text(game, d, where) for d in draws}) > 1
+    return differed
+
+
+def check_nothing_to_determinize(game: Game, state: Any, where: str = "") -> None:
+    """A game without hidden information has nothing to draw: ``determinize`` gives the state
+    itself."""
+    where = where or game.SPEC.name
+    for seat in range(game.SPEC.players):
+        if game.determinize(state, seat, random.Random(0)) is not state:
+            raise _fail(
+                f"{where}: a game without hidden information must determinize to the state itself"
+            )
 
 
 # --- checks on a whole game ------------------------------------------------------------------
@@ -588,10 +661,14 @@ def check_playout(
     max_plies: int = DEFAULT_MAX_PLIES,
     positions: int = 150,
     moves_per_position: int | None = 24,
+    determinize_positions: int = 10,
 ) -> Playout:
     """Play one random game and check it: about ``positions`` positions spread over the game
     (always the start and the end) get :func:`check_position`; the start, middle and last
-    position before the end get :func:`check_garbage`; then replay, every position's move texts
+    position before the end get :func:`check_garbage`; a game with hidden information gets
+    :func:`check_hidden` at those positions and :func:`check_determinize` at about
+    ``determinize_positions`` of them (one without, :func:`check_nothing_to_determinize` at the
+    start, middle and end); then replay, every position's move texts
     (:func:`check_texts_read_back`) and repeated moves."""
     fresh = [_normal_json(game.dump(game.new_game(options, random.Random(seed))), "") for _ in "ab"]
     playout = random_playout(game, options, seed, max_plies=max_plies)
@@ -626,6 +703,13 @@ def check_playout(
         varied = [check_hidden(game, states[p], seed, playout.where(p)) for p in sorted(chosen)]
         if not any(varied):
             raise _fail(f"{playout.where()}: vary_hidden never changed a state in the game")
+        picks = sorted(chosen)[:: max(1, len(chosen) // max(1, determinize_positions))]
+        drew = [check_determinize(game, states[p], seed, playout.where(p)) for p in picks]
+        if not any(drew):
+            raise _fail(f"{playout.where()}: determinize never drew two different states")
+    else:
+        for ply in sorted({0, last // 2, last}):
+            check_nothing_to_determinize(game, states[ply], playout.where(ply))
     check_replay(playout, dumps)
     check_texts_read_back(playout)
     check_repeated_moves(playout)

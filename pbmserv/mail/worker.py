@@ -26,6 +26,7 @@ from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
 from pbmserv.mail.imap import MailboxReader, read_mailbox
 from pbmserv.mail.pictures import letters_can_be_drawn
 from pbmserv.mail.processor import Processed, maintain, process_next
+from pbmserv.mail.robot_runner import RobotRunner
 from pbmserv.mail.smtp import InboxHandler, Listener, start_listener
 
 log = logging.getLogger("pbmserv.serve")
@@ -43,6 +44,9 @@ MAKE_WAY_SECONDS = 0.05
 #: processing it (with the maintenance), delivering the mail it queues.
 RECEIVE, PROCESS, DELIVER = "receive", "process", "deliver"
 EVERYTHING = frozenset({RECEIVE, PROCESS, DELIVER})
+#: Thinking for the robots and playing their turns (mail.robot_runner): `serve` gives it a
+#: process of its own, at the lowest CPU priority.
+ROBOTS = "robots"
 
 
 class Server:
@@ -159,6 +163,22 @@ class Server:
             if relay is not None:
                 await relay.close()
 
+    async def _robot_loop(self) -> None:
+        """The robots' turns, a round whenever one may be due (every robot_poll_seconds)."""
+        runner = RobotRunner(self.factory, self.settings)
+        while not self._stopping.is_set():
+            try:
+                done = await asyncio.to_thread(runner.play_round)
+            except Exception:
+                log.exception("the robots' round failed; trying again shortly")
+                done = 0
+            if done:
+                self.mail_waiting()
+                continue
+            with contextlib.suppress(TimeoutError):
+                timeout = self.settings.robot_poll_seconds
+                await asyncio.wait_for(self._stopping.wait(), timeout=timeout)
+
     async def _rest_relay(self, relay: RelayConnection | None) -> float | None:
         """Close the relay connection once idle long enough; how long to wait for mail."""
         if relay is None or relay.session is None:
@@ -228,6 +248,8 @@ class Server:
             ]
         if DELIVER in self.parts:
             tasks += self._delivery_tasks()
+        if ROBOTS in self.parts:
+            tasks.append(asyncio.create_task(self._robot_loop()))
         for group in self.children:
             group.start()
             tasks.append(asyncio.create_task(group.supervise(self._stopping)))

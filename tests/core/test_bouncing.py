@@ -310,6 +310,7 @@ def test_the_operator_lists_the_bouncing_users_and_set_email_clears(players: Cli
             "disabled",
             "active_boards",
             "since",
+            "robot",
         }
         # The operator vouches for the address again (or gives another): cleared.
         ops.change_address(ctx, "bob", BOB)

@@ -33,6 +33,8 @@ def environment(db_url: str, spool: Path, **extra: str) -> dict[str, str]:
             "PBMSERV_SPOOL": str(spool),
             # A private server: these tests are not about confirming addresses.
             "PBMSERV_CONFIRM_ADDRESSES": "false",
+            # No robots' process unless a test is about robots: the others count children.
+            "PBMSERV_ROBOTS": "false",
             **extra,
         }
     )

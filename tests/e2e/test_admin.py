@@ -78,7 +78,13 @@ def test_users_list_show_disable_enable(shell: Shell, engine) -> None:  # type: 
     table = shell.run("users", "list")
     assert table.splitlines()[0].split()[:3] == ["USERID", "EMAIL", "NAME"]
     listed = shell.json("users", "list")
-    assert [(u["userid"], u["active_boards"]) for u in listed] == [("alice", 1), ("bob", 1)]
+    people = [(u["userid"], u["active_boards"]) for u in listed if u["robot"] is None]
+    assert people == [("alice", 1), ("bob", 1)]
+    assert [(u["userid"], u["robot"]) for u in listed if u["robot"]] == [
+        ("robot1", 1),
+        ("robot2", 2),
+        ("robot3", 3),
+    ]
     shown = shell.json("users", "show", "ALICE")
     assert shown["email"] == "alice@example.org" and shown["boards"] == ["chameleon 1 (active)"]
     assert "disabled" in shell.run("users", "disable", "alice")

@@ -13,7 +13,7 @@ from sqlalchemy import func, select, update
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import Address, InboxMessage, User
 from pbmserv.mail.processor import expire_held
-from tests.support import Received, RunningServer, Sink, make_mail, settle, smtp_send
+from tests.support import PEOPLE, Received, RunningServer, Sink, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db
 
@@ -47,7 +47,7 @@ def confirm_by_reply(server, engine, sink: Sink, mail: Received) -> list[Receive
 
 def users(engine) -> list[str]:  # type: ignore[no-untyped-def]
     with engine.connect() as conn:
-        return list(conn.scalars(select(User.userid).order_by(User.id)))
+        return list(conn.scalars(select(User.userid).where(PEOPLE).order_by(User.id)))
 
 
 def signed_up(server, engine, sink: Sink, userid: str) -> str:  # type: ignore[no-untyped-def]

@@ -50,7 +50,7 @@ def test_a_piped_message_is_answered_exactly_as_over_smtp(  # type: ignore[no-un
         over_smtp.extend(m.body.replace("\r\n", "\n").strip() for m in sink.messages[before:])
     # Only the piped process may answer now (a running listener would take the messages too).
     server.stop()
-    env = environment(db_url, tmp_path / "spool")
+    env = environment(db_url, tmp_path / "spool", PBMSERV_ROBOTS="true")  # as the server's
     for line in lines:
         piped = as_postfix_pipes_it(make_mail("alice@example.org", line))
         result = run_pbmserv(["mail", "-f", "alice@example.org"], env, piped)

@@ -25,7 +25,14 @@ from pbmserv.games.testing import (
     random_playout,
     replay,
 )
-from tests.games.secret_pick import LeakyPick, LeakyPicture, NeverVaries, SecretPick
+from tests.games.secret_pick import (
+    COLOURS,
+    LeakyPick,
+    LeakyPicture,
+    NeverVaries,
+    PickState,
+    SecretPick,
+)
 
 SEEDS = range(16 if os.environ.get("CI", "").lower() == "true" else 4)
 
@@ -157,6 +164,15 @@ def test_the_kit_catches_broken_games(game: Game, match: str) -> None:
         check_playout(game, {"size": 5}, seed=1)
 
 
+def test_the_kit_catches_a_game_without_secrets_that_determinizes_to_another_state() -> None:
+    class Redrawn(Chameleon):
+        def determinize(self, state, viewer, rng):  # type: ignore[no-untyped-def]
+            return replace(state)
+
+    with pytest.raises(ConformanceError, match="must determinize to the state itself"):
+        check_playout(Redrawn(), {"size": 5}, seed=1)
+
+
 def test_the_kit_catches_a_game_that_does_not_end() -> None:
     with pytest.raises(ConformanceError, match="no end after 5 moves"):
         random_playout(Chameleon(), {"size": 11}, seed=1, max_plies=5)
@@ -175,9 +191,52 @@ def test_unregistered_game_fails_the_spec_check() -> None:
         check_spec(Renamed())
 
 
+class FairDraw(SecretPick):
+    """Secret Pick whose computer player draws the Hider's colour from nothing the Seeker
+    may not see."""
+
+    def determinize(self, state: PickState, viewer: int, rng: random.Random) -> PickState:
+        if viewer == 0 or state.pick is None or state.ply >= 2:
+            return state
+        return replace(state, pick=rng.choice(COLOURS))
+
+
+class PeekingDraw(FairDraw):
+    """Its draw is the true state: the Seeker's computer player would know the colour."""
+
+    def determinize(self, state: PickState, viewer: int, rng: random.Random) -> PickState:
+        return state
+
+
+class ShiftedDraw(FairDraw):
+    """Its draw is never the true colour: it depends on what the Seeker may not see."""
+
+    def determinize(self, state: PickState, viewer: int, rng: random.Random) -> PickState:
+        drawn = super().determinize(state, viewer, rng)
+        if drawn is state or state.pick is None:
+            return drawn
+        return replace(drawn, pick=COLOURS[(COLOURS.index(state.pick) + 1) % len(COLOURS)])
+
+
+class FixedDraw(FairDraw):
+    """Its draw is always red: it leaks nothing, but the check would prove nothing either."""
+
+    def determinize(self, state: PickState, viewer: int, rng: random.Random) -> PickState:
+        drawn = super().determinize(state, viewer, rng)
+        return drawn if drawn is state else replace(drawn, pick="red")
+
+
+class SeenDraw(FairDraw):
+    """Its draw shows the Seeker a guess already made."""
+
+    def determinize(self, state: PickState, viewer: int, rng: random.Random) -> PickState:
+        drawn = super().determinize(state, viewer, rng)
+        return drawn if drawn is state else replace(drawn, guess="red")
+
+
 def test_the_no_leak_check_passes_a_game_that_hides_well() -> None:
     for seed in range(3):
-        check_playout(SecretPick(), {}, seed)
+        check_playout(FairDraw(), {}, seed)
 
 
 @pytest.mark.parametrize(
@@ -186,6 +245,11 @@ def test_the_no_leak_check_passes_a_game_that_hides_well() -> None:
         (LeakyPick(), r"sees \(render\) changes with secrets"),
         (LeakyPicture(), r"sees \(picture\) changes with secrets"),
         (NeverVaries(), "vary_hidden never changed a state"),
+        (SecretPick(), "a game with hidden information must determinize"),
+        (PeekingDraw(), "determinize for seat 1 depends on secrets it may not see"),
+        (ShiftedDraw(), "determinize for seat 1 depends on secrets it may not see"),
+        (FixedDraw(), "determinize never drew two different states"),
+        (SeenDraw(), r"what viewer 1 sees \(render\) changes in the state determinize drew"),
     ],
     ids=lambda v: type(v).__name__ if isinstance(v, Game) else "",
 )

@@ -25,6 +25,8 @@ ADDRESS_PATTERN = re.compile(r"^[^@\s<>\"',;]+@[A-Za-z0-9.-]+$")
 MIN_PASSWORD = 4
 #: Words that cannot be user ids besides the command words (which the registry knows).
 RESERVED = {"admin", "all", "signon"}
+#: User ids kept for robots, present and to come (migration 0017 names them so).
+ROBOT_NAMES = re.compile(r"(pbm)?robot\d*")
 
 
 def _address(word: str) -> str:
@@ -83,6 +85,8 @@ def signup(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
         )
     if userid.lower() in RESERVED | TOP_LEVEL.keys() or find_game(userid) is not None:
         raise CommandError(f'"{userid}" is a command or game name; choose another user id')
+    if ROBOT_NAMES.fullmatch(userid.lower()):
+        raise CommandError(f'"{userid}" is kept for the robots (see "help robots"); choose another')
     check_password_rules(password)
     if ctx.sender is None:
         raise CommandError("signup needs the address to register: send it by mail")

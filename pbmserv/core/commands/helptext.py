@@ -62,6 +62,8 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) 
         "server_address": ctx.settings.address,
         "commands": _command_rows(),
         "digest_hour": ctx.settings.digest_hour,
+        "robot_games_per_user": ctx.settings.robot_games_per_user,
+        "robot_cpu_seconds": f"{ctx.settings.robot_cpu_seconds:g}",
     }
     if topic == "index":
         games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]

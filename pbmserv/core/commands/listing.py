@@ -12,6 +12,7 @@ from pbmserv.core.commands.settings import settings_of
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.robots import robots
 from pbmserv.db.models import GameRow, User
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame
@@ -56,7 +57,9 @@ def games(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
         for g in all_games()
         if not chosen or g.SPEC.name in chosen
     ]
-    return Section("games", {"games": rows}, summary="games")
+    bots = [{"userid": r.display_id, "level": r.robot_level} for r in robots(ctx.session)]
+    data = {"games": rows, "robots": bots if ctx.settings.robots else []}
+    return Section("games", data, summary="games")
 
 
 def sender_user(ctx: CommandContext, word: str = "status") -> User:

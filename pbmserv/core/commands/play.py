@@ -9,12 +9,13 @@ from collections.abc import Callable
 from sqlalchemy import func, select
 
 from pbmserv.core import game_service as service
-from pbmserv.core import logins, numbering, queued
+from pbmserv.core import logins, numbering, queued, robots
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.robot_identity import is_robot
 from pbmserv.db.models import MoveRow, Observer, User
 from pbmserv.games.base import AnyGame, OptionError
 
@@ -73,6 +74,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     users = [ctx.require_user(name) for name in names]
     if len({u.id for u in users}) != len(users):
         raise CommandError("a player cannot play against themselves: name two different users")
+    robots.check_challenge(ctx, users)
     try:
         options = game.validate_options(raw_options, len(users))
     except OptionError as error:
@@ -86,6 +88,9 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
         "board": board.number,
         "options": options,
         "players": [board.seat_label(s) for s in range(len(users))],
+        # The robot on the board, if one is: it is mailed nothing and needs no asking.
+        "robot": next((u.display_id for u in users if is_robot(u)), None),
+        "person": next((u.display_id for u in users if not is_robot(u)), None),
     }
     return Section(
         "challenged",

@@ -60,7 +60,8 @@ def propose(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
 def _propose(ctx: CommandContext, game: AnyGame, board: Board, seat: int, kind: str) -> Section:
     standing = proposals.open_proposal(ctx, board)
     if standing is not None and standing.kind == kind and standing.seat != seat:
-        return _accept(ctx, game, board, seat, standing)  # proposing what is proposed: agreed
+        # Proposing what is proposed: agreed.
+        return accept_and_tell(ctx, game, board, seat, standing)
     proposals.propose(ctx, board, seat, kind)
     proposer = board.seat_label(seat)
     _tell_others(
@@ -96,10 +97,10 @@ def accept(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
     kind = _answer_kind(line)
     board, _user, seat = board_player(ctx, game, line)
     standing = proposals.answerable(ctx, board, seat, kind)
-    return _accept(ctx, game, board, seat, standing)
+    return accept_and_tell(ctx, game, board, seat, standing)
 
 
-def _accept(
+def accept_and_tell(
     ctx: CommandContext, game: AnyGame, board: Board, seat: int, standing: proposals.Proposal
 ) -> Section:
     happened = proposals.accept(ctx, board, seat, standing)
@@ -124,6 +125,13 @@ def reject(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
     kind = _answer_kind(line)
     board, _user, seat = board_player(ctx, game, line)
     standing = proposals.answerable(ctx, board, seat, kind)
+    return reject_and_tell(ctx, game, board, seat, standing)
+
+
+def reject_and_tell(
+    ctx: CommandContext, game: AnyGame, board: Board, seat: int, standing: proposals.Proposal
+) -> Section:
+    """Record ``seat``'s refusal of ``standing`` and tell its proposer."""
     proposals.reject(ctx, board, seat, standing)
     proposer = board.user_at(standing.seat)
     if not proposer.disabled:

@@ -8,6 +8,7 @@ from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import Section
+from pbmserv.core.robot_identity import is_robot
 from pbmserv.db.models import Rating
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame
@@ -25,7 +26,8 @@ def _entry(rating: Rating) -> dict[str, object]:
     return {
         "game": rating.game,
         "title": game.SPEC.title if game else rating.game,
-        "userid": rating.user.display_id,
+        # Robots are rated as anyone, and marked: their strength is no person's.
+        "userid": rating.user.display_id + (" (robot)" if is_robot(rating.user) else ""),
         "rating": round(rating.rating),
         "games": rating.games,
         "wins": rating.wins,

@@ -23,7 +23,8 @@ an early one.
 The package, by seam: ``geometry`` (points, lines, windows of five), ``state`` (moves, turn
 records, the state), ``rules`` (playing a move), ``notation`` (reading points and lines as
 players write them), ``storage`` (the stored form and its check), ``hidden`` (other secrets
-with the same public facts, for the no-leak check) and ``game`` (the contract).
+with the same public facts, for the no-leak check), ``determinize`` (a whole position drawn
+from what one seat sees, for a computer player) and ``game`` (the contract).
 """
 
 from __future__ import annotations

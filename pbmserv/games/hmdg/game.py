@@ -22,6 +22,9 @@ from pbmserv.games.base import (
     Viewer,
 )
 from pbmserv.games.drawing import Grid, Mark, cells_named, square_svg
+from pbmserv.games.hmdg.determinize import (
+    determinized,
+)
 from pbmserv.games.hmdg.geometry import (
     _NAMES,
     _WIDTH,
@@ -499,6 +502,16 @@ class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
             if varied is not None:
                 return varied
         return state
+
+    def determinize(self, state: HmdgState, viewer: int, rng: random.Random) -> HmdgState:
+        """The same game as ``viewer`` sees it, with the opponent's hidden pieces (and pending
+        point, while ``viewer`` is to answer it) drawn with ``rng`` among the placements that
+        agree with every public fact: from ``viewer``'s view and ``rng`` alone (see the
+        determinize module). Nothing is secret before the sides are chosen or once it is over."""
+        side = state.side_of(viewer)
+        if state.result is not None or side is None:
+            return state
+        return determinized(state, 1 - side, rng)
 
     # --- storage --------------------------------------------------------------------------
 

@@ -1,0 +1,88 @@
+"""The robots' strengths and the public entry points: :func:`robot_move`, :func:`robot_value`.
+
+A level is a search budget: iterations decide the answer (the same generator seed gives the
+same move), and a CPU cap stops a search that would run too long on a slow or busy machine.
+Each level searches four times as long as the one below it.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from pbmserv.games.base import AnyGame
+from pbmserv.robots.mcts import Budget, outcome_values, search
+from pbmserv.robots.policies import policy_for
+
+LEVELS: tuple[int, ...] = (1, 2, 3)
+
+#: Iterations and CPU cap (seconds) of each level.
+BUDGETS: dict[int, Budget] = {
+    1: Budget(iterations=100, cpu_seconds=1.0),
+    2: Budget(iterations=400, cpu_seconds=2.5),
+    3: Budget(iterations=1600, cpu_seconds=5.0),
+}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A robot's move and what it cost."""
+
+    text: str  # game.format_move(state, move), the move as a player would mail it
+    value: float  # the robot's estimate of its seat's result, 0 (loss) .. 1 (win), draws 0.5
+    iterations: int  # searches done
+    # CPU time spent (time.process_time); two choices compare equal without it, as it varies
+    # from run to run where nothing else does.
+    cpu_seconds: float = field(compare=False)
+
+
+def _budget(game: AnyGame, level: int, cpu_seconds: float | None) -> Budget:
+    if level not in BUDGETS:
+        raise ValueError(f"no robot level {level}: the levels are {', '.join(map(str, LEVELS))}")
+    budget = BUDGETS[level]
+    iterations = round(budget.iterations * policy_for(game).iteration_scale)
+    cap = budget.cpu_seconds if cpu_seconds is None else min(budget.cpu_seconds, cpu_seconds)
+    return Budget(iterations, cap)
+
+
+def robot_move(
+    game: AnyGame,
+    state: Any,
+    seat: int,
+    level: int,
+    rng: random.Random,
+    cpu_seconds: float | None = None,
+) -> Choice:
+    """The move a robot of `level` makes for `seat` (a seat in to_move(state).seats).
+    `cpu_seconds` caps the CPU spent (None: the level's own cap). Never reads another seat's
+    secrets (for hidden-information games it searches only determinize(state, seat, rng)
+    samples) nor the game's seed."""
+    if seat not in game.to_move(state).seats:
+        raise ValueError(f"seat {seat} is not to move")
+    found = search(game, state, seat, policy_for(game), _budget(game, level, cpu_seconds), rng)
+    assert found.move is not None  # the seat is to move, so it has a legal move
+    return Choice(
+        text=game.format_move(state, found.move),
+        value=found.value,
+        iterations=found.iterations,
+        cpu_seconds=found.cpu_seconds,
+    )
+
+
+def robot_value(
+    game: AnyGame,
+    state: Any,
+    seat: int,
+    level: int,
+    rng: random.Random,
+    cpu_seconds: float | None = None,
+) -> float:
+    """The robot's estimate of `seat`'s result in `state` (0..1), for deciding on a draw
+    offer."""
+    result = game.outcome(state)
+    if result is not None:
+        return outcome_values(result, game.SPEC.players)[seat]
+    found = search(game, state, seat, policy_for(game), _budget(game, level, cpu_seconds), rng)
+    # When the seat is to move its best move says most; otherwise the position's mean.
+    return found.value if found.move is not None else found.root_value

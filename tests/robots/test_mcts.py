@@ -1,0 +1,97 @@
+"""The search on toy games whose answers are known: opponents play their own best moves, chance
+is drawn anew each iteration, secrets are never read, a budget of iterations gives one answer
+for one seed."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pbmserv.robots.mcts import Budget, search
+from pbmserv.robots.policies import DEFAULT
+from tests.robots.toys import COLOURS, Gamble, Guess, GuessState, Nim
+
+BUDGET = Budget(iterations=600, cpu_seconds=10.0)
+
+
+@pytest.mark.parametrize("pile", [5, 6, 7, 9, 10, 11])
+def test_nim_leaves_a_multiple_of_four(pile: int) -> None:
+    # Only leaving a multiple of 4 wins: the search must expect the best replies.
+    game = Nim()
+    state = game.new_game({"pile": pile}, random.Random(0))
+    found = search(game, state, 0, DEFAULT, BUDGET, random.Random(1))
+    assert (pile - found.move) % 4 == 0
+    assert found.value > 0.6
+
+
+def test_nim_lost_position_is_valued_low() -> None:
+    game = Nim()
+    state = game.new_game({"pile": 8}, random.Random(0))
+    found = search(game, state, 0, DEFAULT, BUDGET, random.Random(1))
+    assert found.value < 0.4
+
+
+def test_a_move_that_wins_at_once_is_taken_without_search() -> None:
+    game = Nim()
+    state = game.new_game({"pile": 3}, random.Random(0))
+    found = search(game, state, 0, DEFAULT, BUDGET, random.Random(1))
+    assert found.move == 3 and found.value == 1.0 and found.iterations == 0
+
+
+def test_chance_is_drawn_anew_each_iteration() -> None:
+    # A tree that froze the first draw of "risky" could think it always wins.
+    game = Gamble()
+    state = game.new_game({}, random.Random(0))
+    for seed in range(5):
+        found = search(game, state, 0, DEFAULT, BUDGET, random.Random(seed))
+        assert found.move == "safe"
+        assert 0.55 < found.value < 0.85
+
+
+def test_value_of_the_seat_not_to_move() -> None:
+    game = Gamble()
+    state = game.new_game({}, random.Random(0))
+    found = search(game, state, 1, DEFAULT, BUDGET, random.Random(3))
+    assert found.move is None
+    assert 0.1 < found.root_value < 0.6  # the bank wins when the player's gamble fails
+
+
+@settings(max_examples=20, deadline=None)
+@given(pick=st.sampled_from(COLOURS), other=st.sampled_from(COLOURS), seed=st.integers(0, 99))
+def test_the_seeker_never_reads_the_hidden_pick(pick: str, other: str, seed: int) -> None:
+    # Reading the pick would make the guess follow it; a determinising search guesses the same
+    # whatever was picked, for the same generator.
+    game = Guess()
+    budget = Budget(iterations=60, cpu_seconds=10.0)
+    first = search(game, GuessState(pick=pick), 1, DEFAULT, budget, random.Random(seed))
+    second = search(game, GuessState(pick=other), 1, DEFAULT, budget, random.Random(seed))
+    assert first.move == second.move
+    assert first.value == second.value
+
+
+def test_a_guess_is_not_taken_for_a_certain_win() -> None:
+    # A guess wins in some determinisations only: it must not pass for a move that wins at once.
+    game = Guess()
+    found = search(game, GuessState(pick="red"), 1, DEFAULT, BUDGET, random.Random(0))
+    assert found.iterations == BUDGET.iterations
+    assert 0.2 < found.value < 0.6
+
+
+def test_same_seed_and_budget_same_search() -> None:
+    game = Nim()
+    state = game.new_game({"pile": 21}, random.Random(0))
+    runs = [search(game, state, 0, DEFAULT, BUDGET, random.Random(7)) for _ in range(2)]
+    assert runs[0].move == runs[1].move
+    assert runs[0].value == runs[1].value
+    assert runs[0].iterations == runs[1].iterations == BUDGET.iterations
+
+
+def test_the_cpu_cap_stops_a_long_search() -> None:
+    game = Nim()
+    state = game.new_game({"pile": 21}, random.Random(0))
+    found = search(game, state, 0, DEFAULT, Budget(10**9, 0.05), random.Random(7))
+    assert 1 <= found.iterations < 10**9
+    assert found.cpu_seconds < 1.0

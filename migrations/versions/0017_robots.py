@@ -41,6 +41,14 @@ def upgrade() -> None:
         sa.column("robot_level", sa.Integer),
     )
     connection = op.get_bind()
+    if connection.dialect.name == "postgresql":
+        # Rows written with their ids (an import) leave the id sequence behind them.
+        connection.execute(
+            sa.text(
+                "SELECT setval(pg_get_serial_sequence('users', 'id'), "
+                "(SELECT COALESCE(MAX(id), 0) + 1 FROM users), false)"
+            )
+        )
     taken = {row[0] for row in connection.execute(sa.select(users.c.userid))}
     now = datetime.now(UTC)
     for level in LEVELS:

@@ -188,7 +188,7 @@ class Search:
             actor = self.seat if node is self.root and self.seat in seats else min(seats)
             moves = node.moves
             if moves is None:
-                legal = policy.tree_moves(game, state, actor, game.legal_moves(state, actor))
+                legal = policy.tree_moves(game, state, actor, game.legal_moves(state, actor), rng)
                 moves = [(_key(game, state, move), move) for move in legal]
                 if self.fixed:
                     node.moves = moves

@@ -186,7 +186,7 @@ def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | Non
 
 def _serve(settings: Settings) -> int:
     from pbmserv.mail import child_processes as kids
-    from pbmserv.mail.supervisor import WORKER_ENV, supervise
+    from pbmserv.mail.supervisor import WORKER_ENV, WORKER_SLOT_ENV, supervise
     from pbmserv.mail.worker import DELIVER, ROBOTS, Server
 
     role = os.environ.get(kids.ROLE_ENV)
@@ -225,7 +225,9 @@ def _serve(settings: Settings) -> int:
         session_factory(engine),
         settings,
         parent=int(parent) if parent else None,
-        **_serving_parts(settings, itself),
+        **_serving_parts(
+            settings, itself, first_worker=os.environ.get(WORKER_SLOT_ENV, "0") == "0"
+        ),
     )
     try:
         asyncio.run(server.run())
@@ -257,10 +259,13 @@ def _make_missing_robots(engine: Engine) -> None:
         log.info("made the missing robot %s", robot.userid)
 
 
-def _serving_parts(settings: Settings, itself: list[str]) -> dict[str, Any]:
+def _serving_parts(
+    settings: Settings, itself: list[str], first_worker: bool = True
+) -> dict[str, Any]:
     """What `serve` does itself and which child processes do the rest: delivery in
     ``delivery_processes`` of them, the processing in one (``processing_process``), which
-    also delivers when no process is there for it, and the robots' thinking in one."""
+    also delivers when no process is there for it, and the robots' thinking in one, started
+    by the first worker only (more would think the same moves twice)."""
     from pbmserv.mail import child_processes as kids
     from pbmserv.mail.worker import DELIVER, EVERYTHING, PROCESS, ROBOTS
 
@@ -275,7 +280,7 @@ def _serving_parts(settings: Settings, itself: list[str]) -> dict[str, Any]:
         children.append(kids.Children(frozenset(processing), 1, itself, handed))
         parts -= processing
     children += [delivery] if delivery else []
-    if settings.robots:
+    if settings.robots and first_worker:
         handed = {kids.MAIL_WAKE_FD_ENV: delivery.pipe.write_fd} if delivery else {}
         children.append(kids.Children(frozenset({ROBOTS}), 1, itself, handed))
     return {"parts": frozenset(parts), "children": children}

@@ -20,6 +20,9 @@ log = logging.getLogger("pbmserv.serve")
 
 #: Set in a worker's environment to its supervisor's pid: it is a worker, and stops with it.
 WORKER_ENV = "PBMSERV_WORKER_OF"
+#: Set in a worker's environment to its slot (0, 1, ..): work done once for all of them, such
+#: as the robots' thinking, belongs to slot 0.
+WORKER_SLOT_ENV = "PBMSERV_WORKER_SLOT"
 #: A worker that dies sooner than this after its start waits longer before the next one.
 QUICK_DEATH_SECONDS = 10.0
 MAX_RESTART_DELAY = 30.0
@@ -57,7 +60,7 @@ class Supervisor:
         self.delay = 1.0
 
     def _start(self, slot: int) -> None:
-        env = {**os.environ, WORKER_ENV: str(os.getpid())}
+        env = {**os.environ, WORKER_ENV: str(os.getpid()), WORKER_SLOT_ENV: str(slot)}
         process = subprocess.Popen(self.command, env=env)
         self.workers[slot] = (process, time.monotonic())
         log.info("worker %s started (pid %s)", slot, process.pid)

@@ -232,3 +232,13 @@ def test_robots_are_disabled_by_the_setting(settings: Settings) -> None:
     assert any(ROBOTS in group.parts for group in with_robots["children"])
     assert not any(ROBOTS in group.parts for group in without["children"])
     assert ROBOTS not in with_robots["parts"]  # never in the listener's own process
+
+
+def test_only_the_first_of_several_workers_starts_the_robots_process(settings: Settings) -> None:
+    from pbmserv.cli.main import _serving_parts
+
+    first = _serving_parts(settings, ["pbmserv"], first_worker=True)
+    second = _serving_parts(settings, ["pbmserv"], first_worker=False)
+    assert any(ROBOTS in group.parts for group in first["children"])
+    assert not any(ROBOTS in group.parts for group in second["children"])
+    assert ROBOTS not in second["parts"]  # nor does the second think in its own process

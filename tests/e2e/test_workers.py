@@ -92,3 +92,52 @@ def test_several_workers_need_a_port_named(db_url: str, tmp_path: Path) -> None:
     result = run_pbmserv(["serve"], env)
     assert result.returncode != 0
     assert b"name the port" in result.stderr
+
+
+def descendants(root: int) -> set[int]:
+    found, frontier = set(), {root}
+    while frontier:
+        below = set().union(*(children(pid) for pid in frontier))
+        found |= below
+        frontier = below
+    return found
+
+
+def role_of(pid: int) -> str | None:
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    except OSError:
+        return None
+    for entry in environ:
+        if entry.startswith(b"PBMSERV_CHILD_ROLE="):
+            return entry.partition(b"=")[2].decode()
+    return None
+
+
+def test_several_workers_start_one_robots_process_between_them(  # type: ignore[no-untyped-def]
+    db_url: str, engine, tmp_path: Path
+) -> None:
+    port = free_port()
+    env = environment(
+        db_url,
+        tmp_path / "spool",
+        PBMSERV_LISTEN=f"127.0.0.1:{port}",
+        PBMSERV_WORKERS="2",
+        PBMSERV_ROBOTS="true",
+    )
+    supervisor = start_serve(env, port, tmp_path / "serve.log")
+    try:
+        wait_for_children(supervisor.pid, 2)
+        deadline = time.monotonic() + 30
+        thinking: list[int] = []
+        while time.monotonic() < deadline:
+            thinking = [pid for pid in descendants(supervisor.pid) if role_of(pid) == "robots"]
+            if thinking:
+                break
+            time.sleep(0.1)
+        time.sleep(1.0)  # a second worker's robots process would have started by now
+        thinking = [pid for pid in descendants(supervisor.pid) if role_of(pid) == "robots"]
+        assert len(thinking) == 1, "the robots think in one process, whatever the workers"
+    finally:
+        supervisor.send_signal(signal.SIGTERM)
+        assert supervisor.wait(40) == 0

@@ -54,9 +54,10 @@ _CODES_TO_CHARS: Final = bytes.maketrans(b"\x00\x01\x02", _CELL_CHARS.encode())
 _CHARS_TO_CODES: Final = bytes.maketrans(_CELL_CHARS.encode(), b"\x00\x01\x02")
 
 # Edge bits kept per union-find root (low nibble); the high nibble holds the root's rank.
-_TOP, _BOTTOM, _LEFT, _RIGHT = 1, 2, 4, 8
-_VERT_EDGES: Final = _TOP | _BOTTOM
-_HORZ_EDGES: Final = _LEFT | _RIGHT
+#: The edge bits of Geometry.edges.
+TOP, BOTTOM, LEFT, RIGHT = 1, 2, 4, 8
+_VERT_EDGES: Final = TOP | BOTTOM
+_HORZ_EDGES: Final = LEFT | RIGHT
 _EDGE_MASK: Final = 0x0F
 _RANK_STEP: Final = 0x10
 
@@ -138,7 +139,9 @@ class _Links(NamedTuple):
     edges: bytes
 
 
-class _Geometry(NamedTuple):
+class Geometry(NamedTuple):
+    """A board size's cells (row by row): each one's neighbours and the edges it touches."""
+
     neighbours: tuple[tuple[int, ...], ...]
     edges: bytes  # the edge bits of each cell, the starting value of the union-find
     #: The neighbours with a lower index (left, above, above right): a scan in index order
@@ -147,7 +150,7 @@ class _Geometry(NamedTuple):
 
 
 @cache
-def _geometry(size: int) -> _Geometry:
+def hex_geometry(size: int) -> Geometry:
     """Neighbour lists and edge bits for one board size (computed once per size)."""
     neighbours = []
     edges = bytearray()
@@ -161,16 +164,16 @@ def _geometry(size: int) -> _Geometry:
             neighbours.append(tuple(near))
             bits = 0
             if row == 0:
-                bits |= _TOP
+                bits |= TOP
             if row == size - 1:
-                bits |= _BOTTOM
+                bits |= BOTTOM
             if col == 0:
-                bits |= _LEFT
+                bits |= LEFT
             if col == size - 1:
-                bits |= _RIGHT
+                bits |= RIGHT
             edges.append(bits)
     earlier = tuple(tuple(n for n in near if n < i) for i, near in enumerate(neighbours))
-    return _Geometry(tuple(neighbours), bytes(edges), earlier)
+    return Geometry(tuple(neighbours), bytes(edges), earlier)
 
 
 def _links_of(state: ChameleonState) -> _Links:
@@ -186,7 +189,7 @@ def _links_of(state: ChameleonState) -> _Links:
 def _build_links(size: int, cells: bytes) -> _Links:
     """The union-find of a board, in one scan: each piece linked to its earlier neighbours only
     (half the work of all six), which meets every adjacent pair once."""
-    geometry = _geometry(size)
+    geometry = hex_geometry(size)
     parent = array("h", range(size * size))
     edges = bytearray(geometry.edges)
     earlier = geometry.earlier
@@ -277,7 +280,7 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         return ChameleonState(
             size=size,
             cells=bytes(size * size),
-            _links=_Links(array("h", range(size * size)), _geometry(size).edges),
+            _links=_Links(array("h", range(size * size)), hex_geometry(size).edges),
         )
 
     # --- whose turn -------------------------------------------------------------------------
@@ -394,7 +397,7 @@ class Chameleon(Game[ChameleonState, ChameleonMove]):
         parent = links.parent[:]
         edges = bytearray(links.edges)
         cells[i] = _PIECE_CODES[move.piece]
-        touched = _link(cells, parent, edges, _geometry(size).neighbours[i], i)
+        touched = _link(cells, parent, edges, hex_geometry(size).neighbours[i], i)
         mover = state.ply % 2
         return ChameleonState(
             size=size,

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pbmserv.games.base import AnyGame
-from pbmserv.robots.mcts import Budget, outcome_values, search
+from pbmserv.robots.mcts import Budget, SearchResult, outcome_values, search
 from pbmserv.robots.policies import policy_for
 
 LEVELS: tuple[int, ...] = (1, 2, 3)
@@ -46,6 +46,12 @@ def _budget(game: AnyGame, level: int, cpu_seconds: float | None) -> Budget:
     return Budget(iterations, cap)
 
 
+def _search(
+    game: AnyGame, state: Any, seat: int, level: int, rng: random.Random, cpu: float | None
+) -> SearchResult:
+    return search(game, state, seat, policy_for(game), _budget(game, level, cpu), rng)
+
+
 def robot_move(
     game: AnyGame,
     state: Any,
@@ -60,7 +66,7 @@ def robot_move(
     samples) nor the game's seed."""
     if seat not in game.to_move(state).seats:
         raise ValueError(f"seat {seat} is not to move")
-    found = search(game, state, seat, policy_for(game), _budget(game, level, cpu_seconds), rng)
+    found = _search(game, state, seat, level, rng, cpu_seconds)
     assert found.move is not None  # the seat is to move, so it has a legal move
     return Choice(
         text=game.format_move(state, found.move),
@@ -83,6 +89,6 @@ def robot_value(
     result = game.outcome(state)
     if result is not None:
         return outcome_values(result, game.SPEC.players)[seat]
-    found = search(game, state, seat, policy_for(game), _budget(game, level, cpu_seconds), rng)
+    found = _search(game, state, seat, level, rng, cpu_seconds)
     # When the seat is to move its best move says most; otherwise the position's mean.
     return found.value if found.move is not None else found.root_value

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pbmserv.games.base import AnyGame, Outcome
-from pbmserv.robots.policies import Policy, Values
+from pbmserv.robots.policy import Policy, Values
 
 #: A playout that has not ended after this many moves is scored by the policy's evaluation (a
 #: draw without one): classic Owlman has no move limit.

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbmserv.robots.mcts import Budget, search
-from pbmserv.robots.policies import DEFAULT
+from pbmserv.robots.policy import DEFAULT
 from tests.robots.toys import COLOURS, Gamble, Guess, GuessState, Nim
 
 BUDGET = Budget(iterations=600, cpu_seconds=10.0)

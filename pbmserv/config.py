@@ -119,7 +119,7 @@ class Settings:
     # in a process of its own at the lowest CPU priority, so a person's move never waits.
     robots: bool = True
     # CPU seconds a robot may think about one move at most (its level may stop sooner).
-    robot_cpu_seconds: float = 3.0
+    robot_cpu_seconds: float = 5.0
     # Boards one person may have against robots at a time.
     robot_games_per_user: int = 5
     # How often the robots' process looks for boards where a robot is to act.

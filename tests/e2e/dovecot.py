@@ -20,6 +20,7 @@ import grp
 import os
 import pwd
 import random
+import re
 import shutil
 import signal
 import socket
@@ -175,10 +176,21 @@ class Dovecot:
 
     def connected(self, user: str = USER) -> bool:
         """Whether ``user`` has a connection open (its mail process runs)."""
+        return bool(self.connections(user))
+
+    def connections(self, user: str = USER) -> set[int]:
+        """The pids of ``user``'s mail processes (``doveadm who`` lists them in brackets)."""
         result = subprocess.run(
             [str(DOVEADM), "-c", str(self.conf), "who", user], capture_output=True, timeout=30
         )
-        return result.returncode == 0 and user.encode() in result.stdout
+        pids: set[int] = set()
+        for line in result.stdout.decode(errors="replace").splitlines():
+            fields = line.split()
+            if result.returncode != 0 or not fields or fields[0] != user:
+                continue
+            for bracketed in re.findall(r"\(([^)]*)\)", line)[:1]:
+                pids.update(int(pid) for pid in re.findall(r"\d+", bracketed))
+        return pids
 
     def url(self, tls: bool = True) -> str:
         if tls:
@@ -409,11 +421,16 @@ class Kicker(threading.Thread):
         self.rng = random.Random(2)
 
     def run(self) -> None:
+        kicked: set[int] = set()
         while self.done < self.count and not self.stopping.is_set():
-            if not self.dovecot.connected():
+            # Only a connection the reader made since the last cut: a kicked process can
+            # still be listed a moment under load, and kicking it again cuts nothing new.
+            fresh = self.dovecot.connections() - kicked
+            if not fresh:
                 time.sleep(0.02)
                 continue
             self.stopping.wait(self.rng.uniform(0.02, 0.3))
+            kicked |= self.dovecot.connections()
             if self.restart_every and (self.done + 1) % self.restart_every == 0:
                 self.dovecot.restart()
                 self.restarts += 1

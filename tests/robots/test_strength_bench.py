@@ -1,0 +1,54 @@
+"""bench/robots.py, the robots' strength table, plays real games and keeps what it played: a
+run with the same code reuses the recorded games, and a run with other code plays them again."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "robots.py"
+
+
+def load_bench() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("robots_bench", BENCH)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_records_each_game_and_reuses_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = load_bench()
+    record = tmp_path / "games.jsonl"
+    args = ["--only", "chameleon", "--pairs", "L1:random", "--games", "2", "--record", str(record)]
+    assert bench.main(args) == 0
+    first = capsys.readouterr().out
+    assert "0 of 2 games" in first and "chameleon   L1:random" in first
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [(e["pair"], e["index"]) for e in lines] == [("L1:random", 0), ("L1:random", 1)]
+    assert all(e["result"] in ("win", "draw", "loss") for e in lines)
+
+    assert bench.main([*args[:-4], "--games", "3", "--record", str(record)]) == 0
+    again = capsys.readouterr().out
+    assert "2 of 3 games" in again  # two reused, one played
+    assert len(record.read_text().splitlines()) == 3
+
+    stale = [{**e, "version": "other code"} for e in lines]
+    record.write_text("".join(json.dumps(e) + "\n" for e in stale))
+    assert bench.main(args) == 0
+    assert "0 of 2 games" in capsys.readouterr().out  # made by other code: played again
+
+
+def test_an_unknown_player_stops_the_bench_before_any_game(tmp_path: Path) -> None:
+    bench = load_bench()
+    with pytest.raises(SystemExit, match="no player 'L9'"):
+        bench.main(["--only", "chameleon", "--pairs", "L9:L1", "--record", str(tmp_path / "r")])
+    assert not (tmp_path / "r").exists()

@@ -26,6 +26,7 @@ from pbmserv.core.tournaments import service, store
 from pbmserv.core.tournaments.setup import (
     PolyludicParams,
     create_tournament,
+    enter,
     open_tournament,
 )
 from pbmserv.db.engine import make_engine, session_factory, transaction
@@ -276,6 +277,26 @@ def test_round_robin_of_four_to_the_end(desk: Desk) -> None:
     rows = [line.split() for line in final.splitlines() if line.startswith("  ")][-4:]
     assert rows == [["1", "ann", "3", "3"], ["2", "bob", "2", "1"], ["3", "cat", "1", "0"],
                     ["4", "dan", "0", "0"]]  # fmt: skip
+
+
+def test_a_robot_the_operator_entered_plays_and_is_marked_in_the_standings(desk: Desk) -> None:
+    desk.signup("ann", "bob")
+    desk.create("bots", "roundrobin", ["chameleon:size=3"])
+    desk.join("bots", "ann", "bob")
+    desk.operate(
+        lambda ctx: enter(ctx, store.find_tournament(ctx, "bots"), ctx.require_user("robot2"))
+    )
+    desk.start("bots")
+    for _round in (1, 2, 3):  # the people resign to the robot; ann beats bob
+        desk.play_round(lambda a, b: "robot2" if "robot2" in (a, b) else "ann")
+    assert desk.status("bots") == ("finished", 3)
+    final = next(body for _, subject, body in desk.new_mail() if "final standings" in subject)
+    rows = [line.split() for line in final.splitlines() if line.startswith("  ")][-3:]
+    assert [row[:2] for row in rows] == [["1", "robot2"], ["2", "ann"], ["3", "bob"]]
+    assert rows[0][2] == "(robot)" and "(robot)" not in rows[1] + rows[2]
+    shown = desk.send("tournament show bots", "ann").text
+    assert "robot2 (robot)" in shown
+    assert not any(to.endswith("@robots.invalid") for to, _, _ in desk.mail)  # none mailed
 
 
 def test_double_round_robin_of_three_meets_twice_with_the_first_move_reversed(desk: Desk) -> None:

@@ -110,7 +110,7 @@ def mail_standings(
     context = {
         "tournament": report.describe(tournament, len(entries)),
         "results": _played(round_matches, boards, names),
-        "standings": report.standings_rows(progress, names),
+        "standings": report.standings_rows(progress, report.standing_names_of(entries)),
         "final": final,
         "winners": report.winners(tournament, progress, names),
         "round": max((m.round for m in round_matches), default=tournament.round),

@@ -9,6 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from pbmserv.core.context import CommandContext
+from pbmserv.core.robot_identity import is_robot
 from pbmserv.core.tournaments import store
 from pbmserv.core.tournaments.state import Progress, progress_of
 from pbmserv.db.models import Entry, GameRow, Match, Tournament
@@ -164,6 +165,13 @@ def names_of(entries: Sequence[Entry]) -> dict[PlayerId, str]:
     return {e.user_id: e.user.display_id for e in entries}
 
 
+def standing_names_of(entries: Sequence[Entry]) -> dict[PlayerId, str]:
+    """The names in a standings table: a robot marked as one, as in the ratings."""
+    return {
+        e.user_id: e.user.display_id + (" (robot)" if is_robot(e.user) else "") for e in entries
+    }
+
+
 def load_progress(
     ctx: CommandContext, tournament: Tournament
 ) -> tuple[Progress, list[Entry], list[Match]]:
@@ -177,7 +185,7 @@ def load_progress(
 def show(ctx: CommandContext, tournament: Tournament) -> dict[str, Any]:
     """Everything about a tournament: settings, entrants, rounds, standings, winners."""
     progress, entries, matches = load_progress(ctx, tournament)
-    names = names_of(entries)
+    names, marked = names_of(entries), standing_names_of(entries)
     boards = store.match_boards(ctx, [m.id for m in matches])
     rounds: dict[int, list[dict[str, Any]]] = {}
     for match in matches:
@@ -185,10 +193,10 @@ def show(ctx: CommandContext, tournament: Tournament) -> dict[str, Any]:
     return {
         **describe(tournament, len(entries)),
         "entries": [
-            {"seed": e.seed, "player": e.user.display_id, "withdrawn": e.withdrawn} for e in entries
+            {"seed": e.seed, "player": marked[e.user_id], "withdrawn": e.withdrawn} for e in entries
         ],
         "rounds_played": [{"round": r, "matches": ms} for r, ms in sorted(rounds.items())],
-        "standings": standings_rows(progress, names) if matches else [],
+        "standings": standings_rows(progress, marked) if matches else [],
         "winners": winners(tournament, progress, names),
     }
 

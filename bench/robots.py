@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import inspect
 import json
 import random
 import sys
@@ -141,23 +142,34 @@ def goal(pair: str) -> float:
     return 0.75
 
 
-def code_version() -> str:
-    """A digest of the robots' and games' code: a record made by other code is not reused."""
+def code_version(game: AnyGame) -> str:
+    """A digest of the code that decides ``game``'s results: the search, the baselines, the
+    game's policy and the game's rules. A record made by other code is not reused, and a change
+    to one game's policy leaves the other games' records standing."""
     root = Path(__file__).resolve().parents[1] / "pbmserv"
+    rules = Path(inspect.getfile(type(game)))
+    rule_files = [rules] if rules.parent.name == "games" else list(rules.parent.glob("**/*.py"))
+    files = [
+        *root.glob("robots/*.py"),
+        *root.glob(f"robots/policies/{game.SPEC.name}.py"),
+        root / "games" / "base.py",
+        *rule_files,
+    ]
     digest = hashlib.sha256()
-    for path in sorted([*root.glob("robots/**/*.py"), *root.glob("games/**/*.py")]):
+    for path in sorted(set(files)):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:16]
 
 
-def read_record(path: Path | None, version: str) -> dict[tuple[str, str, int], Played]:
+def read_record(path: Path | None, versions: dict[str, str]) -> dict[tuple[str, str, int], Played]:
+    """The games in the record played by the code of today (``versions``: by game name)."""
     if path is None or not path.exists():
         return {}
     kept = {}
     for line in path.read_text().splitlines():
         entry = json.loads(line)
-        if entry.pop("version") == version:
+        if entry.pop("version") == versions.get(entry["game"]):
             entry["cpu"] = {name: tuple(spent) for name, spent in entry["cpu"].items()}
             played = Played(**entry)
             kept[(played.game, played.pair, played.index)] = played
@@ -201,13 +213,13 @@ def main(argv: list[str] | None = None) -> int:
     if any(g is None for g in chosen):
         raise SystemExit(f"unknown game in {args.only}")
     names = [g.SPEC.name for g in chosen if g is not None]
-    version = code_version()
-    done = read_record(args.record, version)
+    versions = {g.SPEC.name: code_version(g) for g in chosen if g is not None}
+    done = read_record(args.record, versions)
     tasks = [(name, pair, index) for name in names for pair in pairs for index in range(games)]
     reused = sum(1 for task in tasks if task in done)
     print(f"{games} games a pair, seats alternated; share = (wins + draws/2) / games")
     if args.record:
-        print(f"robots' code {version}: {reused} of {len(tasks)} games from {args.record}")
+        print(f"{reused} of {len(tasks)} games from {args.record} (played by the same code)")
     print(f"{'game':<11} {'pair':<10} {'W':>3} {'D':>3} {'L':>3} {'share':>6} {'goal':>5}  met")
     tally: dict[tuple[str, str], list[Played]] = defaultdict(list)
     cpu: dict[str, Cpu] = defaultdict(Cpu)
@@ -216,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     left = {name: len(pairs) for name in names}
     for played in results(tasks, done, args.jobs):
         if (played.game, played.pair, played.index) not in done:
-            write_record(args.record, version, played)
+            write_record(args.record, versions[played.game], played)
         print(".", end="", file=sys.stderr, flush=True)
         spent = Cpu()
         for name, (seconds, moves) in played.cpu.items():

@@ -41,6 +41,10 @@ class Budget:
 
     iterations: int
     cpu_seconds: float
+    #: 0 plays the most visited move; above 0 a move is drawn with a chance in proportion to
+    #: visits ** (1 / temperature), so a weaker level sometimes plays a lesser move, as a
+    #: weaker player does (a search that is only shorter plays much the same moves).
+    temperature: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -127,9 +131,9 @@ class Search:
                 break
             self._iterate()
             done += 1
-        return self._result(done, time.process_time() - started)
+        return self._result(done, time.process_time() - started, budget.temperature)
 
-    def _result(self, done: int, cpu: float) -> SearchResult:
+    def _result(self, done: int, cpu: float, temperature: float = 0.0) -> SearchResult:
         root_value = self.root_totals[self.seat] / max(1, self.root.visits)
         if not self.root.children or self.seat not in self.game.to_move(self.state).seats:
             return SearchResult(None, root_value, root_value, done, cpu)
@@ -138,8 +142,18 @@ class Search:
             self.root.children.items(),
             key=lambda item: (item[1].visits, item[1].total / max(1, item[1].visits)),
         )
+        if temperature > 0:
+            key, best = self._drawn_child(temperature)
         value = best.total / max(1, best.visits)
         return SearchResult(self._root_move(key), value, root_value, done, cpu)
+
+    def _drawn_child(self, temperature: float) -> tuple[Hashable, _Node]:
+        """A root child drawn with a chance in proportion to visits ** (1 / temperature)."""
+        children = list(self.root.children.items())
+        most = max(node.visits for _, node in children) or 1
+        # Relative to the most visited, so that a small temperature cannot overflow.
+        weights = [(node.visits / most) ** (1 / temperature) for _, node in children]
+        return self.rng.choices(children, weights)[0]
 
     def _root_move(self, key: Hashable) -> Any:
         """The move of the root child ``key``, as a move of the real position."""

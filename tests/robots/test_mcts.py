@@ -95,3 +95,19 @@ def test_the_cpu_cap_stops_a_long_search() -> None:
     found = search(game, state, 0, DEFAULT, Budget(10**9, 0.05), random.Random(7))
     assert 1 <= found.iterations < 10**9
     assert found.cpu_seconds < 1.0
+
+
+def test_a_temperature_sometimes_plays_a_lesser_move_and_none_plays_the_best() -> None:
+    # From a pile of 6 only taking 2 wins: at no temperature the search always takes it; at
+    # temperature 1 it draws among the moves in proportion to their visits, so the lesser
+    # moves come up now and then, but the best stays the most played.
+    game = Nim()
+    state = game.new_game({"pile": 6}, random.Random(0))
+    cold = [search(game, state, 0, DEFAULT, BUDGET, random.Random(s)).move for s in range(20)]
+    assert cold == [2] * 20
+    warm_budget = Budget(iterations=100, cpu_seconds=10.0, temperature=1.0)
+    warm = [search(game, state, 0, DEFAULT, warm_budget, random.Random(s)).move for s in range(60)]
+    assert set(warm) == {1, 2, 3}
+    assert warm.count(2) > max(warm.count(1), warm.count(3))
+    again = [search(game, state, 0, DEFAULT, warm_budget, random.Random(s)).move for s in range(60)]
+    assert again == warm  # the search's own generator decides: one seed, one move

@@ -2,6 +2,10 @@
 
 Random White never wins; White's playout moves walk Doc towards a8 half the time, and the
 evaluation weighs the helpers left, Doc's distance to a8 and the moves left before nightfall.
+The game's one-move tactics are not left to chance: the tree and the playouts take a win at once
+(Owlman onto Doc on h1, or Doc and a helper into the lair), and White's tree answers a threat on
+Doc still on h1 only by moving Doc off it (measured: with 50 iterations the search let Owlman
+swoop onto h1).
 """
 
 from __future__ import annotations
@@ -11,19 +15,55 @@ from collections.abc import Sequence
 from typing import Any
 
 from pbmserv.games.base import AnyGame
+from pbmserv.games.owlman import A8, B7, DOC, H1, HELPER, owlman_moves
 from pbmserv.robots.policy import Policy, Values, sigmoid
 
 _OWL_WHITE = 0
-_A8 = 56
 
 
 def _doc_distance(square: int) -> int:
     return max(square % 8, 7 - square // 8)
 
 
+def _winning_moves(state: Any, seat: int, moves: Sequence[Any]) -> list[Any]:
+    """The moves of ``seat`` that win at once: Owlman onto Doc on h1, or White completing Doc
+    on a8 with a helper on b7."""
+    if seat != _OWL_WHITE:
+        return [m for m in moves if m.capture == H1]
+    cells = state.cells
+    if cells[A8] == DOC:
+        return [m for m in moves if m.dst == B7 and cells[m.src] == HELPER]
+    if cells[B7] == HELPER:
+        return [m for m in moves if m.dst == A8 and cells[m.src] == DOC]
+    return []
+
+
+def _doc_threatened(cells: str) -> bool:
+    """Doc still on h1 and Owlman able to land on it next move."""
+    return cells[H1] == DOC and any(m.capture == H1 for m in owlman_moves(cells))
+
+
+def _owlman_candidates(
+    game: AnyGame, state: Any, seat: int, moves: list[Any], rng: random.Random
+) -> list[Any]:
+    """A win at once if there is one; else, for White with Doc threatened on h1, Doc's moves
+    off it (nothing can stand in a swoop's way); else every move."""
+    wins = _winning_moves(state, seat, moves)
+    if wins:
+        return wins
+    if seat == _OWL_WHITE and _doc_threatened(state.cells):
+        escapes = [m for m in moves if m.src == H1]
+        if escapes:
+            return escapes
+    return moves
+
+
 def _owlman_choose(
     game: AnyGame, state: Any, seat: int, moves: Sequence[Any], rng: random.Random
 ) -> Any:
+    wins = _winning_moves(state, seat, moves)
+    if wins:
+        return wins[0]
     if seat == _OWL_WHITE and rng.random() < 0.5:
         cells = state.cells
         doc = cells.find("K")
@@ -52,4 +92,6 @@ def _owlman_evaluate(game: AnyGame, state: Any) -> Values:
     return (v := sigmoid(edge), 1.0 - v)
 
 
-POLICY = Policy(choose=_owlman_choose, evaluate=_owlman_evaluate, cutoff=16)
+POLICY = Policy(
+    choose=_owlman_choose, evaluate=_owlman_evaluate, cutoff=16, candidates=_owlman_candidates
+)

@@ -1,0 +1,95 @@
+"""The Buffalo robot's tactics: the chief captures a buffalo on row 2, a dog blocks a buffalo
+on row 3 the chief cannot reach, Black pushes a buffalo through or makes a threat White cannot
+meet; and the evaluation reads those tactics."""
+
+from __future__ import annotations
+
+import random
+
+from pbmserv.games import find_game
+from pbmserv.games.base import AnyGame
+from pbmserv.games.buffalo import BLACK, WHITE, BuffaloState, position
+from pbmserv.robots.levels import BUDGETS
+from pbmserv.robots.mcts import Budget, search
+from pbmserv.robots.policies import buffalo as policy
+from pbmserv.robots.policies import policy_for
+
+
+def _game() -> AnyGame:
+    game = find_game("buffalo")
+    assert game is not None
+    return game
+
+
+#: Four dogs on row 2, each holding back a buffalo on row 3: none may leave its square.
+PINNED = {
+    "d3": "B",
+    "e3": "B",
+    "g3": "B",
+    "h3": "B",
+    "d2": "D",
+    "e2": "D",
+    "g2": "D",
+    "h2": "D",
+}
+
+
+def _move(state: BuffaloState, seat: int, level: int = 1, seed: int = 0) -> str:
+    """The move the search finds with the level's iterations, the best one (the levels'
+    temperatures, which sometimes play a lesser move, are not what is tested here)."""
+    game = _game()
+    budget = Budget(BUDGETS[level].iterations, cpu_seconds=30.0)
+    found = search(game, state, seat, policy_for(game), budget, random.Random(seed))
+    return game.format_move(state, found.move)
+
+
+def test_the_chief_captures_a_buffalo_on_row_two() -> None:
+    state = position(
+        {"c2": "B", "a7": "B", "k7": "B", "d3": "C", "a4": "D", "b5": "D", "j4": "D", "k5": "D"},
+        to_move=WHITE,
+    )
+    for seed in range(3):
+        assert _move(state, WHITE, seed=seed) == "d3xc2"
+
+
+def test_a_dog_blocks_a_buffalo_the_chief_cannot_reach() -> None:
+    state = position(
+        {"b3": "B", "f7": "B", "j7": "B", "k2": "C", "d5": "D", "e5": "D", "g5": "D", "h6": "D"},
+        to_move=WHITE,
+    )
+    for seed in range(3):
+        assert _move(state, WHITE, seed=seed).endswith("b2")
+
+
+def test_black_pushes_a_buffalo_over_the_river() -> None:
+    state = position({**PINNED, "b2": "B", "k2": "C", "a7": "B"}, to_move=BLACK)
+    assert _move(state, BLACK) == "b2-b1"
+
+
+def test_black_makes_a_threat_white_cannot_meet() -> None:
+    # b4-b3 threatens b2: the chief is too far and a dog that blocks lets its own buffalo go.
+    state = position({**PINNED, "b4": "B", "k6": "C", "a7": "B", "k7": "B"}, to_move=BLACK)
+    for seed in range(3):
+        assert _move(state, BLACK, level=2, seed=seed) == "b4-b3"
+
+
+def test_the_evaluation_sees_a_lost_defence() -> None:
+    game = _game()
+    lost = position({**PINNED, "b3": "B", "k6": "C", "a7": "B"}, to_move=BLACK)
+    held = position({**PINNED, "b3": "B", "c2": "C", "a7": "B"}, to_move=BLACK)
+    assert policy.POLICY.evaluate is not None
+    assert policy.POLICY.evaluate(game, lost)[BLACK] > 0.95
+    assert policy.POLICY.evaluate(game, held)[BLACK] < 0.97
+
+
+def test_white_tree_moves_leave_no_unanswerable_push() -> None:
+    game = _game()
+    state = position(
+        {"b3": "B", "f7": "B", "j7": "B", "k2": "C", "d5": "D", "e5": "D", "g5": "D", "h6": "D"},
+        to_move=WHITE,
+    )
+    moves = game.legal_moves(state, WHITE)
+    assert policy.POLICY.candidates is not None
+    kept = policy.POLICY.candidates(game, state, WHITE, moves, random.Random(0))
+    assert kept
+    assert all(move.dst == policy.COLS + 1 for move in kept)  # every one blocks b2

@@ -40,40 +40,22 @@ def _chameleon_board(game: AnyGame, state: Any) -> tuple[int, list[int], int, in
 
 def _hex_distance(size: int, cells: list[int], colour: int, axis: int) -> int:
     """Empty cells still needed for a chain of ``colour`` joining the sides of ``axis``."""
-    neighbours, edge_bits = hex_geometry(size)[:2]
     start, goal = (TOP, BOTTOM) if axis == _VERT else (LEFT, RIGHT)
-    far = size * size + 1
-    dist = [far] * (size * size)
-    queue: deque[int] = deque()
-    for i, bits in enumerate(edge_bits):
-        if bits & start and cells[i] in (0, colour):
-            cost = 0 if cells[i] else 1
-            dist[i] = cost
-            if cost:
-                queue.append(i)
-            else:
-                queue.appendleft(i)
-    while queue:
-        i = queue.popleft()
-        if edge_bits[i] & goal:
-            return dist[i]
-        for n in neighbours[i]:
-            code = cells[n]
-            if code and code != colour:
-                continue
-            d = dist[i] + (0 if code else 1)
-            if d < dist[n]:
-                dist[n] = d
-                if code:
-                    queue.appendleft(n)
-                else:
-                    queue.append(n)
-    return far
+    return _chain_search(size, cells, colour, start, goal)[1]
 
 
 def _distances(size: int, cells: list[int], colour: int, start: int) -> list[int]:
     """Per cell, the empty cells a chain of ``colour`` from the ``start`` side needs to reach it
     (itself included); a cell of the other colour is out of reach."""
+    return _chain_search(size, cells, colour, start, 0)[0]
+
+
+def _chain_search(
+    size: int, cells: list[int], colour: int, start: int, goal: int
+) -> tuple[list[int], int]:
+    """A 0-1 breadth-first search from the ``start`` side over cells empty (cost 1) or of
+    ``colour`` (cost 0): the distances, and the distance to the ``goal`` side, where it stops
+    (with no goal it goes on to every cell; the distance is then out of reach)."""
     neighbours, edge_bits = hex_geometry(size)[:2]
     far = size * size + 1
     dist = [far] * (size * size)
@@ -81,9 +63,14 @@ def _distances(size: int, cells: list[int], colour: int, start: int) -> list[int
     for i, bits in enumerate(edge_bits):
         if bits & start and cells[i] in (0, colour):
             dist[i] = 0 if cells[i] else 1
-            queue.append(i)
+            if cells[i]:
+                queue.appendleft(i)
+            else:
+                queue.append(i)
     while queue:
         i = queue.popleft()
+        if edge_bits[i] & goal:
+            return dist, dist[i]
         here = dist[i]
         for n in neighbours[i]:
             code = cells[n]
@@ -96,7 +83,7 @@ def _distances(size: int, cells: list[int], colour: int, start: int) -> list[int
                     queue.appendleft(n)
                 else:
                     queue.append(n)
-    return dist
+    return dist, far
 
 
 #: How many cells longer than the shortest a chain may be for its cells to be candidates.

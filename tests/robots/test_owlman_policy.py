@@ -25,27 +25,26 @@ def _after(state: OwlmanState, seat: int, text: str) -> OwlmanState:
     return game.apply(state, game.parse_move(state, seat, text), random.Random(0))
 
 
-@pytest.mark.parametrize("level", LEVELS)
-def test_white_brings_a_helper_to_b7_beside_doc_on_a8(level: int) -> None:
+def _answer_wins(pieces: dict[str, str], ply: int, seat: int, level: int) -> str:
+    """The robot's move for ``seat``, checked to win the game at once."""
     game = find_game("owlman")
     assert game is not None
-    cells = _board({"a8": DOC, "c6": HELPER, "e4": HELPER, "f7": OWL})
-    state = OwlmanState(cells=cells, ply=20)
-    choice = robot_move(game, state, 0, level, random.Random(level))
-    assert choice.text == "c6-b7"
-    result = game.outcome(_after(state, 0, choice.text))
-    assert result is not None and result.winners == {0}
+    state = OwlmanState(cells=_board(pieces), ply=ply)
+    text = robot_move(game, state, seat, level, random.Random(level)).text
+    result = game.outcome(_after(state, seat, text))
+    assert result is not None and result.winners == {seat}, text
+    return text
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_white_brings_a_helper_to_b7_beside_doc_on_a8(level: int) -> None:
+    pieces = {"a8": DOC, "c6": HELPER, "e4": HELPER, "f7": OWL}
+    assert _answer_wins(pieces, 20, 0, level) == "c6-b7"
 
 
 @pytest.mark.parametrize("level", LEVELS)
 def test_owlman_takes_doc_still_on_h1(level: int) -> None:
-    game = find_game("owlman")
-    assert game is not None
-    cells = _board({"h1": DOC, "d3": HELPER, "e4": HELPER, "g2": OWL})
-    state = OwlmanState(cells=cells, ply=21)
-    choice = robot_move(game, state, 1, level, random.Random(level))
-    result = game.outcome(_after(state, 1, choice.text))
-    assert result is not None and result.winners == {1}, choice.text
+    _answer_wins({"h1": DOC, "d3": HELPER, "e4": HELPER, "g2": OWL}, 21, 1, level)
 
 
 # Levels 1 and 2 only: the search of level 3 takes seconds here (nothing wins at once).

@@ -85,9 +85,6 @@ class Policy:
 DEFAULT = Policy()
 
 
-DEFAULT = Policy()
-
-
 def sigmoid(x: float) -> float:
     """The logistic function, 0 .. 1."""
     if x < -40:

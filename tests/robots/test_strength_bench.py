@@ -52,3 +52,14 @@ def test_an_unknown_player_stops_the_bench_before_any_game(tmp_path: Path) -> No
     with pytest.raises(SystemExit, match="no player 'L9'"):
         bench.main(["--only", "chameleon", "--pairs", "L9:L1", "--record", str(tmp_path / "r")])
     assert not (tmp_path / "r").exists()
+
+
+def test_the_record_outlives_new_wording_but_not_new_code(tmp_path: Path) -> None:
+    code_of = load_bench()._code_of
+    module = tmp_path / "module.py"
+    module.write_text('"""Doc."""\n\ndef f(x):\n    """Twice x."""\n    return 2 * x\n')
+    before = code_of(module)
+    module.write_text('"""Other words."""\n\n\ndef f(x):  # why\n    return 2 * x  # what\n')
+    assert code_of(module) == before
+    module.write_text('"""Doc."""\n\ndef f(x):\n    """Twice x."""\n    return 3 * x\n')
+    assert code_of(module) != before

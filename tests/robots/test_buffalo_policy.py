@@ -93,3 +93,49 @@ def test_white_tree_moves_leave_no_unanswerable_push() -> None:
     kept = policy.POLICY.candidates(game, state, WHITE, moves, random.Random(0))
     assert kept
     assert all(move.dst == policy.COLS + 1 for move in kept)  # every one blocks b2
+
+
+def test_the_opening_is_neither_won_nor_lost() -> None:
+    # An evaluation that calls every position lost leaves the search nothing to choose by.
+    game = _game()
+    start = game.new_game(game.validate_options({}, 2), random.Random(0))
+    assert policy.POLICY.evaluate is not None
+    assert 0.3 < policy.POLICY.evaluate(game, start)[BLACK] < 0.7
+
+
+def test_each_capture_and_each_free_dog_helps_white() -> None:
+    game = _game()
+    evaluate = policy.POLICY.evaluate
+    assert evaluate is not None
+    herd = {"a7": "B", "c6": "B", "e7": "B", "g5": "B", "i7": "B", "k6": "B", "f3": "C"}
+    dogs = {"b2": "D", "d2": "D", "h2": "D", "j2": "D"}
+    whole = evaluate(game, position({**herd, **dogs}, to_move=BLACK))[BLACK]
+    eaten = evaluate(game, position({**herd, **dogs, "g5": "."}, to_move=BLACK))[BLACK]
+    assert eaten < whole
+    # The same dogs each freezing a buffalo on row 7 are not free to answer the others.
+    frozen = {"a6": "D", "e6": "D", "i6": "D", "k5": "D"}
+    assert evaluate(game, position({**herd, **frozen}, to_move=BLACK))[BLACK] > whole
+
+
+def test_the_levels_play_their_best_move_in_buffalo() -> None:
+    """A lesser move loses Buffalo's defence at once, so no level draws its move by chance:
+    each plays what the search without a temperature finds (Chameleon's L1 does not)."""
+    from pbmserv.robots.levels import robot_move
+
+    def drawn_differs(game: AnyGame, state: object, seat: int) -> bool:
+        for seed in range(6):
+            chosen = robot_move(game, state, seat, 1, random.Random(seed)).text
+            budget = Budget(BUDGETS[1].iterations, cpu_seconds=30.0)
+            best = search(game, state, seat, policy_for(game), budget, random.Random(seed))
+            if chosen != game.format_move(state, best.move):
+                return True
+        return False
+
+    buffalo = _game()
+    opening = buffalo.new_game(buffalo.validate_options({}, 2), random.Random(0))
+    white_to_move = buffalo.apply(opening, buffalo.legal_moves(opening, BLACK)[3], random.Random(0))
+    assert not drawn_differs(buffalo, white_to_move, WHITE)
+    chameleon = find_game("chameleon")
+    assert chameleon is not None
+    board = chameleon.new_game(chameleon.validate_options({}, 2), random.Random(0))
+    assert drawn_differs(chameleon, board, min(chameleon.to_move(board).seats))

@@ -2,17 +2,17 @@
 
 The game is a race of tactics: a buffalo on row 2 wins at once unless the chief captures it, so
 a buffalo on row 3 with an empty square ahead must be blocked or be within the chief's reach,
-and two such threats far apart lose. Random play lets the buffalo through every time, so the
-playouts play the obvious tactics for both sides (Black pushes an open buffalo, White captures,
-blocks the most advanced open buffalo with a dog and brings the chief near it) and stop after a
-few moves (a fast playout on a list of cells). The evaluation reads the tactics first (a push
-to row 2 nobody captures, a push to row 3 no White move answers), then weighs the open
-columns (buffalo with nothing ahead) by how close they are, less the one the chief can reach in
-time and the dogs still free to block; a buffalo held by a dog counts as one that will walk
-down to it, so a buffalo frozen high costs little and one on row 3 pinning a dog much.
-White's tree moves are those that survive the two-move tactics (the search cannot afford to
-find them among ~80 moves), and of those the useful ones: captures, chief steps, dogs that
-close a column; with ordered candidates and implicit minimax backups.
+and two such threats far apart lose. White's plan is to freeze buffalo with the dogs (a dog
+just below a buffalo holds it) and eat the frozen ones with the chief, freeing the dogs again.
+Playouts teach nothing here (the defence needs a plan, and random defenders lose to random
+buffalo), so the search scores each new position by the evaluation alone. It reads the tactics
+first (a push to row 2 nobody captures, a push to row 3 no White move answers), then reckons
+the threat column by column: open buffalo by how near they are, the chief answering one it can
+reach in time and each free dog another; frozen buffalo little, more the further the chief
+must walk; buffalo that will walk down onto a dog on row 2 and pin it; every buffalo left; and
+an idle chief. White's tree moves are those that survive the two-move tactics (the search
+cannot afford to find them among ~80 moves), and of those the useful ones: captures, chief
+steps, dogs that close a column; with ordered candidates and implicit minimax backups.
 """
 
 from __future__ import annotations
@@ -31,11 +31,36 @@ BUFFALO, DOG, CHIEF, EMPTY = "B", "D", "C", "."
 ROW2 = range(COLS, 2 * COLS)
 ROW3 = range(2 * COLS, 3 * COLS)
 KING_STEPS = tuple((dc, dr) for dc in (-1, 0, 1) for dr in (-1, 0, 1) if dc or dr)
-#: The weight of an open buffalo by the moves it still needs to reach row 1.
-OPEN_WEIGHT = (0.0, 60.0, 16.0, 6.0, 2.5, 1.2, 0.6)
+#: An open buffalo's weight by its row (the moves it still needs, less one).
+RUNNER_WEIGHT = (0.0, 40.0, 12.0, 5.0, 2.5, 1.2, 0.6)
+#: An open buffalo the chief can meet in time weighs this much of it.
+INTERCEPTED = 0.5
+#: An open buffalo a free dog can answer weighs this much of it (the heaviest go first).
+COVERED = 0.25
+#: A buffalo frozen by a White piece just below it: on row 7, where the chief cannot capture it;
+#: elsewhere, more the further the chief has to walk to eat it, and much more on row 3, where
+#: it ties its dog to row 2.
+FROZEN_ON_ROW7 = 0.3
+FROZEN = 0.4
+FROZEN_PER_CHIEF_STEP = 0.08
+FROZEN_ON_ROW3 = 1.5
+#: A buffalo that will walk down to a White piece further below, halving with every step it
+#: still needs; three times as much when that piece is on row 2, where it will be pinned.
+HELD = 1.0
+HELD_DECAY = 0.6
+HELD_ON_ROW2 = 3.0
+#: Each buffalo left on the board.
+MATERIAL = 2.0
+#: Each step between the chief and the nearest buffalo it may capture (rows 3-6): an idle
+#: chief lets Black choose where to break through.
+IDLE_CHIEF_STEP = 0.6
+#: Black to move is a tempo up.
+TEMPO = 0.5
+#: The threat of an even game, and how quickly the value leaves it.
+EVEN = 25.0
+SPREAD = 2.5
 #: Black's value when the immediate tactics decide (short of a proven result).
 SURE = 0.98
-PLAYOUT_PLIES = 10
 
 
 def _row(index: int) -> int:
@@ -116,33 +141,21 @@ def _black_wins_soon(cells: Sequence[str]) -> bool:
     return False
 
 
-def _columns(
-    cells: Sequence[str],
-) -> tuple[list[int], list[tuple[int, int]], list[int]]:
-    """Open leads (buffalo with nothing ahead, the most advanced first), guarded leads (the
-    lowest buffalo above a White piece, with that piece) and idle dogs (not the first piece
-    below a buffalo)."""
-    open_leads, guarded, guards = [], [], set()
+def _open_leads(cells: Sequence[str]) -> list[int]:
+    """Buffalo with no White piece anywhere below them, the most advanced first."""
+    leads = []
     for col in range(COLS):
-        lowest_white = -1
         for index in range(COLS + col, CELLS, COLS):
-            piece = cells[index]
-            if piece == BUFFALO:
-                if lowest_white < 0:
-                    open_leads.append(index)
-                else:
-                    guarded.append((index, lowest_white))
-                    guards.add(lowest_white)
+            if cells[index] != EMPTY:
+                if cells[index] == BUFFALO:
+                    leads.append(index)
                 break
-            if piece != EMPTY:
-                lowest_white = index  # the latest White piece met, nearest the buffalo
-    open_leads.sort()
-    idle = [i for i, piece in enumerate(cells) if piece == DOG and i not in guards]
-    return open_leads, guarded, idle
+    return sorted(leads)
 
 
 def _black_value(cells: Sequence[str], to_move: int) -> float:
-    """Black's chance in a position that has not ended."""
+    """Black's chance in a position that has not ended: the tactics first, then a threat
+    reckoned column by column, where each of White's free pieces answers one open buffalo."""
     chief = cells.index(CHIEF)
     on_row2 = [i for i in ROW2 if cells[i] == BUFFALO]
     if to_move == BLACK:
@@ -152,124 +165,57 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
             return SURE
     elif len(on_row2) > 1 or (on_row2 and not _near(chief, on_row2[0])):
         return 1.0
-    open_leads, guarded, idle = _columns(cells)
-    threat, chief_used = 0.0, False
-    for lead in open_leads:
-        weight = OPEN_WEIGHT[_row(lead) - 1]
-        # The chief meets one buffalo in time if it can stand next to its row-2 square by then.
-        if not chief_used and _king_distance(chief, COLS + lead % COLS) - 1 <= _row(lead) - 2:
-            chief_used = True
-            weight *= 0.3
-        threat += weight
-    for _lead, guard in guarded:
-        # It walks down to the square above its guard, pinning the guard there: a buffalo held
-        # high costs White little, one held on row 3 ties a dog to row 2.
-        threat += OPEN_WEIGHT[_row(guard)] * 0.4
-    buffalo = sum(1 for piece in cells if piece == BUFFALO)
-    movable = sum(1 for i in range(COLS, CELLS) if cells[i] == BUFFALO and cells[i - COLS] == EMPTY)
-    # Each dog free to block answers about one open column; a capture or a frozen buffalo
-    # brings Black nearer to having no move.
-    threat += 0.4 * buffalo + 0.3 * movable - 1.5 * len(idle)
+    threat, runners, freezing = 0.0, [], set()
+    for col in range(COLS):
+        below = -1  # the nearest White piece below the column's buffalo
+        for index in range(COLS + col, CELLS, COLS):
+            piece = cells[index]
+            if piece == BUFFALO:
+                threat += _column_threat(cells, index, below, chief, to_move, runners)
+                if below == index - COLS and cells[below] == DOG:
+                    freezing.add(below)
+                break
+            if piece != EMPTY:
+                below = index
+    free_dogs = sum(1 for i, piece in enumerate(cells) if piece == DOG and i not in freezing)
+    runners.sort(reverse=True)
+    threat += sum(w * (COVERED if k < free_dogs else 1.0) for k, w in enumerate(runners))
+    threat += MATERIAL * sum(1 for piece in cells if piece == BUFFALO)
+    prey = [i for i in range(2 * COLS, 6 * COLS) if cells[i] == BUFFALO]
+    if prey:
+        threat += IDLE_CHIEF_STEP * min(_king_distance(chief, i) for i in prey)
     if to_move == BLACK:
-        threat += 1.0
+        threat += TEMPO
     # Short of the tactics above nothing is sure: those values stay out of their range.
-    return 0.02 + 0.94 * sigmoid((threat - 8.0) / 4.0)
+    return 0.02 + 0.94 * sigmoid((threat - EVEN) / SPREAD)
+
+
+def _column_threat(
+    cells: Sequence[str], buffalo: int, below: int, chief: int, to_move: int, runners: list[float]
+) -> float:
+    """The threat of the buffalo on ``buffalo`` with the White piece ``below`` it (-1: none);
+    an open buffalo's weight goes to ``runners`` instead, to be answered by the free dogs."""
+    row = _row(buffalo)
+    if below < 0:
+        weight = RUNNER_WEIGHT[row - 1]
+        # The chief meets it if it can stand next to the column's row-2 square in time.
+        spare = row - 2 - (1 if to_move == BLACK else 0)
+        if _king_distance(chief, COLS + buffalo % COLS) - 1 <= spare:
+            weight *= INTERCEPTED
+        runners.append(weight)
+        return 0.0
+    if below == buffalo - COLS:
+        if row == 7:
+            return FROZEN_ON_ROW7
+        frozen = FROZEN + FROZEN_PER_CHIEF_STEP * _king_distance(chief, buffalo)
+        return frozen + (FROZEN_ON_ROW3 if row == 3 else 0.0)
+    steps = row - _row(below) - 1
+    return HELD * HELD_DECAY**steps * (HELD_ON_ROW2 if _row(below) == 2 else 1.0)
 
 
 def _buffalo_evaluate(game: AnyGame, state: Any) -> Values:
     value = _black_value(state.cells, state.ply % 2)
     return (value, 1.0 - value)
-
-
-# --- playout moves, on a list of cells -------------------------------------------------------
-
-
-def _black_pick(cells: Sequence[str], rng: random.Random) -> int | None:
-    """The buffalo Black pushes (its square), None if none can move."""
-    movable = [i for i in range(COLS, CELLS) if cells[i] == BUFFALO and cells[i - COLS] == EMPTY]
-    if not movable:
-        return None
-    if movable[0] < 3 * COLS:  # on row 2 or 3: push it, it wins or forces the chief
-        return movable[0]
-    if rng.random() < 0.6:
-        open_leads = _columns(cells)[0]
-        if open_leads:
-            return open_leads[0] if rng.random() < 0.5 else rng.choice(open_leads)
-    return rng.choice(movable)
-
-
-def _white_pick(cells: Sequence[str], rng: random.Random) -> tuple[int, int] | None:
-    """White's (source, target): a capture, a dog closing one of the two most advanced open
-    columns, the chief stepping towards it, else any move; the first of them that meets every
-    push to row 2. None if White cannot move."""
-    chief = cells.index(CHIEF)
-    chief_targets = _white_targets(cells, chief)
-    open_leads, _, idle = _columns(cells)
-    dogs = [i for i, piece in enumerate(cells) if piece == DOG]
-    wanted = [(chief, t) for t in sorted(chief_targets) if cells[t] == BUFFALO]
-    for lead in open_leads[:2]:
-        col = lead % COLS
-        for dog in idle + [d for d in dogs if d not in idle]:
-            blocks = [t for t in _white_targets(cells, dog) if t % COLS == col and t < lead]
-            if blocks:
-                rng.shuffle(blocks)
-                wanted.extend((dog, t) for t in blocks)
-        toward = COLS + col
-        nearer = _king_distance(chief, toward)
-        wanted.extend((chief, t) for t in chief_targets if _king_distance(t, toward) < nearer)
-    for move in wanted:
-        if _white_survives(_moved(cells, *move)):
-            return move
-    moves = [(chief, t) for t in chief_targets]
-    for dog in dogs:
-        moves.extend((dog, t) for t in _white_targets(cells, dog))
-    if not moves:
-        return None
-    rng.shuffle(moves)
-    for move in moves[:12]:
-        if _white_survives(_moved(cells, *move)):
-            return move
-    return moves[0]
-
-
-def _fast_playout(game: AnyGame, state: Any, rng: random.Random) -> Values | None:
-    """The tactical playout on a list of cells (standard Buffalo; Rebel's dog placements need
-    the rules, so it plays the ordinary way)."""
-    if state.variant != "standard":
-        return None
-    cells = list(state.cells)
-    to_move = state.ply % 2
-    for _ in range(PLAYOUT_PLIES):
-        if to_move == BLACK:
-            src = _black_pick(cells, rng)
-            if src is None:
-                return (0.0, 1.0)
-            cells[src - COLS], cells[src] = BUFFALO, EMPTY
-            if src < 2 * COLS:
-                return (1.0, 0.0)
-        else:
-            move = _white_pick(cells, rng)
-            if move is None:
-                return (1.0, 0.0)
-            src, dst = move
-            cells[dst], cells[src] = cells[src], EMPTY
-        to_move = 1 - to_move
-    value = _black_value(cells, to_move)
-    return (value, 1.0 - value)
-
-
-def _buffalo_choose(
-    game: AnyGame, state: Any, seat: int, moves: Sequence[Any], rng: random.Random
-) -> Any:
-    """The ordinary playout's move (Rebel Buffalo): the same choices, among the legal moves."""
-    cells = state.cells
-    if seat == BLACK:
-        src = _black_pick(cells, rng)
-        chosen = [m for m in moves if m.src == src]
-    else:
-        pick = _white_pick(cells, rng)
-        chosen = [m for m in moves if (m.src, m.dst) == pick]
-    return chosen[rng.randrange(len(chosen))] if chosen else moves[rng.randrange(len(moves))]
 
 
 # --- the tree's moves ------------------------------------------------------------------------
@@ -278,14 +224,15 @@ def _buffalo_choose(
 def _buffalo_candidates(
     game: AnyGame, state: Any, seat: int, moves: list[Any], rng: random.Random
 ) -> list[Any]:
-    """Black: every push, open and advanced buffalo first. White: the moves that survive a
-    push to row 2, and among them captures, chief steps and dogs closing a column, the most
-    urgent first."""
+    """Black: every push, open buffalo first. White: the moves that survive a push to row 2,
+    and among them captures, chief steps and dogs closing a column, the most urgent first.
+    Ties go in the generator's order: the search gives equal moves their turns in that order,
+    so a robot does not replay the same game move for move."""
     cells = state.cells
     if seat == BLACK:
-        open_set = set(_columns(cells)[0])
-        return sorted(moves, key=lambda m: (m.src not in open_set, m.src))
-    open_leads = _columns(cells)[0]
+        open_set = set(_open_leads(cells))
+        return sorted(moves, key=lambda m: (m.src not in open_set, rng.random()))
+    open_leads = _open_leads(cells)
     urgency = {lead % COLS: rank for rank, lead in enumerate(open_leads)}
     after = {move: _moved(cells, move.src, move.dst) for move in moves}
     survivors = [m for m in moves if _white_survives(after[m])]
@@ -293,14 +240,14 @@ def _buffalo_candidates(
     scored = []
     for move in safe or survivors or moves:
         if cells[move.dst] == BUFFALO:
-            rank: tuple[int, int] = (0, move.dst)
+            rank: tuple[float, ...] = (0, move.dst)
         elif cells[move.src] == DOG:
             col = move.dst % COLS
             if col not in urgency or move.dst > open_leads[urgency[col]]:
                 continue  # a dog that closes no column
-            rank = (1 + urgency[col], -move.dst)
+            rank = (1 + urgency[col], -move.dst, rng.random())
         else:
-            rank = (20, move.dst)
+            rank = (20, rng.random())
         scored.append((rank, move))
     if not scored:  # only idle dog moves left: let the search see them all
         return safe or survivors or moves
@@ -309,12 +256,11 @@ def _buffalo_candidates(
 
 
 POLICY = Policy(
-    choose=_buffalo_choose,
     evaluate=_buffalo_evaluate,
-    cutoff=PLAYOUT_PLIES,
-    playout=_fast_playout,
+    cutoff=0,
     candidates=_buffalo_candidates,
     minimax_weight=0.3,
+    temperature_scale=0.0,
     ordered=True,
     exploration=0.5,
 )

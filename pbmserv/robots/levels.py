@@ -6,8 +6,8 @@ Each level searches eight times as long as the one below it, and the lower level
 move by its visits (a temperature) rather than always playing the most visited one: a
 shorter search alone plays much the same moves where the evaluation does most of the work
 (measured on Extinction, L2 against L1 without temperatures won 17 of 24, with them 24 of 24),
-as a weaker player makes the mistakes a stronger one does not. A game's policy scales the
-temperatures (Buffalo's defence loses to one lesser move, so its levels differ by search alone).
+as a weaker player makes the mistakes a stronger one does not. A game's policy may set its own
+temperatures (Buffalo's defence loses to one lesser move, so only its L1 errs, and less often).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def _budget(game: AnyGame, level: int, cpu_seconds: float | None, temperature: b
     budget, policy = BUDGETS[level], policy_for(game)
     iterations = round(budget.iterations * policy.iteration_scale)
     cap = budget.cpu_seconds if cpu_seconds is None else min(budget.cpu_seconds, cpu_seconds)
-    drawn = budget.temperature * policy.temperature_scale if temperature else 0.0
-    return Budget(iterations, cap, drawn)
+    drawn = budget.temperature if policy.temperatures is None else policy.temperatures[level - 1]
+    return Budget(iterations, cap, drawn if temperature else 0.0)
 
 
 def _search(

@@ -58,10 +58,10 @@ class Policy:
     decisive_check_limit: int = 400
     #: A level's iterations are multiplied by this (games whose iterations are cheap get more).
     iteration_scale: float = 1.0
-    #: The lower levels' temperatures are multiplied by this: where one lesser move loses at once
-    #: (Buffalo's defence) a level drawing its moves plays no better than chance, and the
-    #: levels differ by their search alone.
-    temperature_scale: float = 1.0
+    #: The game's own temperature for each level (L1 first), in place of the levels' usual ones:
+    #: where one lesser move loses at once (Buffalo's defence) a level drawing its moves as
+    #: freely plays no better than chance.
+    temperatures: tuple[float, ...] | None = None
     #: Implicit minimax backups: the weight of the minimax of the evaluations in the tree
     #: against the mean result, in games without chance or secrets (0: plain UCT).
     minimax_weight: float = 0.0

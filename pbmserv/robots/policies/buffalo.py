@@ -35,7 +35,8 @@ KING_STEPS = tuple((dc, dr) for dc in (-1, 0, 1) for dr in (-1, 0, 1) if dc or d
 RUNNER_WEIGHT = (0.0, 40.0, 12.0, 5.0, 2.5, 1.2, 0.6)
 #: An open buffalo the chief can meet in time weighs this much of it.
 INTERCEPTED = 0.5
-#: An open buffalo a free dog can answer weighs this much of it (the heaviest go first).
+#: An open buffalo a free dog can answer (it reaches a square below it in one move) weighs this
+#: much of it; the heaviest are answered first, each dog once.
 COVERED = 0.25
 #: A buffalo frozen by a White piece just below it: on row 7, where the chief cannot capture it;
 #: elsewhere, more the further the chief has to walk to eat it, and much more on row 3, where
@@ -165,7 +166,8 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
             return SURE
     elif len(on_row2) > 1 or (on_row2 and not _near(chief, on_row2[0])):
         return 1.0
-    threat, runners, freezing = 0.0, [], set()
+    threat, freezing = 0.0, set()
+    runners: list[tuple[float, int]] = []
     for col in range(COLS):
         below = -1  # the nearest White piece below the column's buffalo
         for index in range(COLS + col, CELLS, COLS):
@@ -177,9 +179,18 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
                 break
             if piece != EMPTY:
                 below = index
-    free_dogs = sum(1 for i, piece in enumerate(cells) if piece == DOG and i not in freezing)
-    runners.sort(reverse=True)
-    threat += sum(w * (COVERED if k < free_dogs else 1.0) for k, w in enumerate(runners))
+    free = [i for i, piece in enumerate(cells) if piece == DOG and i not in freezing]
+    reach = {dog: _white_targets(cells, dog) for dog in free}
+    for weight, lead in sorted(runners, reverse=True):
+        # A free dog answers it if it can stand below it in its column in one move.
+        dog = next(
+            (d for d in free if any(t % COLS == lead % COLS and t < lead for t in reach[d])), None
+        )
+        if dog is None:
+            threat += weight
+        else:
+            threat += weight * COVERED
+            free.remove(dog)
     threat += MATERIAL * sum(1 for piece in cells if piece == BUFFALO)
     prey = [i for i in range(2 * COLS, 6 * COLS) if cells[i] == BUFFALO]
     if prey:
@@ -191,7 +202,12 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
 
 
 def _column_threat(
-    cells: Sequence[str], buffalo: int, below: int, chief: int, to_move: int, runners: list[float]
+    cells: Sequence[str],
+    buffalo: int,
+    below: int,
+    chief: int,
+    to_move: int,
+    runners: list[tuple[float, int]],
 ) -> float:
     """The threat of the buffalo on ``buffalo`` with the White piece ``below`` it (-1: none);
     an open buffalo's weight goes to ``runners`` instead, to be answered by the free dogs."""
@@ -202,7 +218,7 @@ def _column_threat(
         spare = row - 2 - (1 if to_move == BLACK else 0)
         if _king_distance(chief, COLS + buffalo % COLS) - 1 <= spare:
             weight *= INTERCEPTED
-        runners.append(weight)
+        runners.append((weight, buffalo))
         return 0.0
     if below == buffalo - COLS:
         if row == 7:
@@ -260,7 +276,7 @@ POLICY = Policy(
     cutoff=0,
     candidates=_buffalo_candidates,
     minimax_weight=0.3,
-    temperature_scale=0.0,
+    temperatures=(0.5, 0.0, 0.0),
     ordered=True,
     exploration=0.5,
 )

@@ -137,3 +137,42 @@ def test_only_the_weakest_buffalo_level_plays_a_lesser_move() -> None:
 
     assert not differs_from_best(2)
     assert differs_from_best(1)
+
+
+def _black(cells: dict[str, str], to_move: int) -> float:
+    evaluate = policy.POLICY.evaluate
+    assert evaluate is not None
+    return evaluate(_game(), position(cells, to_move=to_move))[BLACK]
+
+
+def test_a_buffalo_nobody_reaches_in_time_loses_the_game() -> None:
+    # k4 walks down: j3 pins the dog on j2 and blocks the others' way to k2; only the chief,
+    # if it is near, can answer it (seen in a robot's loss to random buffalo).
+    herd = {"a7": "B", "b5": "B", "i5": "B", "k4": "B", "j3": "B"}
+    dogs = {"b3": "D", "d3": "D", "g2": "D", "j2": "D"}
+    assert _black({**herd, **dogs, "c6": "C"}, WHITE) > 0.9
+    assert _black({**herd, **dogs, "i3": "C"}, WHITE) < 0.2
+
+
+def test_a_free_dog_answers_a_far_buffalo_in_two_moves() -> None:
+    herd = {"k6": "B", "a7": "B", "c7": "B", "a2": "C"}
+    # d6 reaches k2 by way of h2; a dog on c6 freezes c7 and answers nothing.
+    state = position({**herd, "d6": "D"}, to_move=WHITE)
+    d6 = state.cells.index("D")
+    reach = {d6: policy._white_targets(state.cells, d6)}
+    assert policy._dog_in_two(state.cells, state.cells.index("B", 5 * policy.COLS), [d6], reach)
+    assert _black({**herd, "d6": "D"}, WHITE) + 0.2 < _black({**herd, "c6": "D"}, WHITE)
+
+
+def test_a_dog_holding_an_advanced_buffalo_is_not_free() -> None:
+    # The dog on e2 holds e4 back: if it leaves to answer c5, e4 walks through instead.
+    others = {"e2": "D", "c5": "B", "a7": "B", "k7": "B", "k2": "C"}
+    assert _black({**others, "e4": "B"}, BLACK) > 0.9
+    assert _black({**others, "e6": "B"}, BLACK) < 0.7
+
+
+def test_the_chief_belongs_near_the_herds_front() -> None:
+    wall = {"h4": "B", "i4": "B", "j4": "B", "h3": "D", "i3": "D", "j3": "D"}
+    straggler = {"a6": "B", "a2": "D"}
+    near = _black({**wall, **straggler, "g5": "C"}, WHITE)
+    assert near + 0.03 < _black({**wall, **straggler, "b5": "C"}, WHITE)

@@ -8,9 +8,12 @@ Playouts teach nothing here (the defence needs a plan, and random defenders lose
 buffalo), so the search scores each new position by the evaluation alone. It reads the tactics
 first (a push to row 2 nobody captures, a push to row 3 no White move answers), then reckons
 the threat column by column: open buffalo by how near they are, the chief answering one it can
-reach in time and each free dog another; frozen buffalo little, more the further the chief
-must walk; buffalo that will walk down onto a dog on row 2 and pin it; every buffalo left; and
-an idle chief. White's tree moves are those that survive the two-move tactics (the search
+reach in time and each free dog another (a dog holding back an advanced buffalo is not free),
+and one nobody can answer in time weighing as much as a lost game nearly; frozen buffalo
+little, more the further the chief must walk; buffalo that will walk down onto a dog on row 2
+and pin it; every buffalo left; an idle chief, and a chief far from the herd's front (the
+robots lost to random buffalo by eating stragglers on one wing while a wall of buffalo pinned
+every dog on the other). White's tree moves are those that survive the two-move tactics (the search
 cannot afford to find them among ~80 moves), and of those the useful ones: captures, chief
 steps, dogs that close a column; with ordered candidates and implicit minimax backups.
 """
@@ -50,6 +53,16 @@ FROZEN_ON_ROW3 = 1.5
 HELD = 1.0
 HELD_DECAY = 0.6
 HELD_ON_ROW2 = 3.0
+#: A dog below a buffalo on this row or nearer stays to hold it (it is not free to answer
+#: another).
+HOLDS_FROM_ROW = 5
+#: An open buffalo no White piece can answer in time weighs this much more: it walks through.
+UNANSWERED = 10.0
+#: An open buffalo a free dog can answer only in two moves weighs this much of it.
+COVERED_LATER = 0.4
+#: Each step beyond two between the chief and each buffalo on rows 3-5: the chief must be
+#: near the herd's front to eat the buffalo that pin the dogs, not away on the other wing.
+CHIEF_WING = 0.4
 #: Each buffalo left on the board.
 MATERIAL = 2.0
 #: Each step between the chief and the nearest buffalo it may capture (rows 3-6): an idle
@@ -156,7 +169,8 @@ def _open_leads(cells: Sequence[str]) -> list[int]:
 
 def _black_value(cells: Sequence[str], to_move: int) -> float:
     """Black's chance in a position that has not ended: the tactics first, then a threat
-    reckoned column by column, where each of White's free pieces answers one open buffalo."""
+    reckoned column by column, where each of White's free pieces answers one open buffalo (a
+    dog holding a buffalo back is not free)."""
     chief = cells.index(CHIEF)
     on_row2 = [i for i in ROW2 if cells[i] == BUFFALO]
     if to_move == BLACK:
@@ -166,39 +180,62 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
             return SURE
     elif len(on_row2) > 1 or (on_row2 and not _near(chief, on_row2[0])):
         return 1.0
-    threat, freezing = 0.0, set()
-    runners: list[tuple[float, int]] = []
+    threat, committed = 0.0, set()
+    runners: list[tuple[float, int, bool]] = []
     for col in range(COLS):
         below = -1  # the nearest White piece below the column's buffalo
         for index in range(COLS + col, CELLS, COLS):
             piece = cells[index]
             if piece == BUFFALO:
                 threat += _column_threat(cells, index, below, chief, to_move, runners)
-                if below == index - COLS and cells[below] == DOG:
-                    freezing.add(below)
+                holds = below == index - COLS or _row(index) <= HOLDS_FROM_ROW
+                if below >= 0 and cells[below] == DOG and holds:
+                    committed.add(below)
                 break
             if piece != EMPTY:
                 below = index
-    free = [i for i, piece in enumerate(cells) if piece == DOG and i not in freezing]
-    reach = {dog: _white_targets(cells, dog) for dog in free}
-    for weight, lead in sorted(runners, reverse=True):
-        # A free dog answers it if it can stand below it in its column in one move.
+    free = [i for i, piece in enumerate(cells) if piece == DOG and i not in committed]
+    reach = {dog: _white_targets(cells, dog) for dog in free} if runners else {}
+    for weight, lead, intercepted in sorted(runners, reverse=True):
+        # A free dog answers it if it can stand below it in its column before it reaches row 2:
+        # in one move if it reaches such a square, else (given the time) in two.
+        spare = _row(lead) - 2 - (1 if to_move == BLACK else 0)
         dog = next(
             (d for d in free if any(t % COLS == lead % COLS and t < lead for t in reach[d])), None
         )
-        if dog is None:
-            threat += weight
-        else:
+        if dog is not None:
             threat += weight * COVERED
             free.remove(dog)
+        elif spare >= 2 and (dog := _dog_in_two(cells, lead, free, reach)) is not None:
+            threat += weight * COVERED_LATER
+            free.remove(dog)
+        else:
+            threat += weight + (0.0 if intercepted else UNANSWERED)
     threat += MATERIAL * sum(1 for piece in cells if piece == BUFFALO)
     prey = [i for i in range(2 * COLS, 6 * COLS) if cells[i] == BUFFALO]
     if prey:
         threat += IDLE_CHIEF_STEP * min(_king_distance(chief, i) for i in prey)
+    front = [i for i in range(2 * COLS, 5 * COLS) if cells[i] == BUFFALO]
+    threat += CHIEF_WING * sum(max(0, _king_distance(chief, i) - 2) for i in front)
     if to_move == BLACK:
         threat += TEMPO
     # Short of the tactics above nothing is sure: those values stay out of their range.
     return 0.02 + 0.94 * sigmoid((threat - EVEN) / SPREAD)
+
+
+def _dog_in_two(
+    cells: Sequence[str], lead: int, free: list[int], reach: dict[int, list[int]]
+) -> int | None:
+    """A free dog that can stand below ``lead``, a step further down, in two moves: one that
+    reaches a square from which such a square is in line (moves are symmetric)."""
+    for target in range(lead % COLS + COLS, lead - COLS, COLS):
+        if cells[target] != EMPTY:
+            continue
+        meeting = set(_white_targets(cells, target))
+        dog = next((d for d in free if meeting.intersection(reach[d])), None)
+        if dog is not None:
+            return dog
+    return None
 
 
 def _column_threat(
@@ -207,7 +244,7 @@ def _column_threat(
     below: int,
     chief: int,
     to_move: int,
-    runners: list[tuple[float, int]],
+    runners: list[tuple[float, int, bool]],
 ) -> float:
     """The threat of the buffalo on ``buffalo`` with the White piece ``below`` it (-1: none);
     an open buffalo's weight goes to ``runners`` instead, to be answered by the free dogs."""
@@ -218,7 +255,7 @@ def _column_threat(
         spare = row - 2 - (1 if to_move == BLACK else 0)
         if _king_distance(chief, COLS + buffalo % COLS) - 1 <= spare:
             weight *= INTERCEPTED
-        runners.append((weight, buffalo))
+        runners.append((weight, buffalo, weight < RUNNER_WEIGHT[row - 1]))
         return 0.0
     if below == buffalo - COLS:
         if row == 7:
@@ -278,5 +315,7 @@ POLICY = Policy(
     minimax_weight=0.3,
     temperatures=(0.5, 0.0, 0.0),
     ordered=True,
-    exploration=0.5,
+    # Little exploration: with more, the top level's longer search spread its visits over
+    # defences that all look lost and lost to the greedy player 16 games of 20 as White.
+    exploration=0.2,
 )

@@ -13,9 +13,9 @@ and one nobody can answer in time weighing as much as a lost game nearly; frozen
 little, more the further the chief must walk; buffalo that will walk down onto a dog on row 2
 and pin it; every buffalo left; an idle chief, and a chief far from the herd's front (the
 robots lost to random buffalo by eating stragglers on one wing while a wall of buffalo pinned
-every dog on the other). White's tree moves are those that survive the two-move tactics (the search
-cannot afford to find them among ~80 moves), and of those the useful ones: captures, chief
-steps, dogs that close a column; with ordered candidates and implicit minimax backups.
+every dog on the other). White's tree moves are those that survive the two-move tactics (the
+search cannot afford to find them among ~80 moves), and of those the useful ones: captures,
+chief steps, dogs that close a column; with ordered candidates and implicit minimax backups.
 """
 
 from __future__ import annotations
@@ -199,7 +199,7 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
     for weight, lead, intercepted in sorted(runners, reverse=True):
         # A free dog answers it if it can stand below it in its column before it reaches row 2:
         # in one move if it reaches such a square, else (given the time) in two.
-        spare = _row(lead) - 2 - (1 if to_move == BLACK else 0)
+        spare = _moves_to_spare(_row(lead), to_move)
         dog = next(
             (d for d in free if any(t % COLS == lead % COLS and t < lead for t in reach[d])), None
         )
@@ -221,6 +221,11 @@ def _black_value(cells: Sequence[str], to_move: int) -> float:
         threat += TEMPO
     # Short of the tactics above nothing is sure: those values stay out of their range.
     return 0.02 + 0.94 * sigmoid((threat - EVEN) / SPREAD)
+
+
+def _moves_to_spare(row: int, to_move: int) -> int:
+    """White's moves before an open buffalo on ``row`` reaches row 2, less the one it needs."""
+    return row - 2 - (1 if to_move == BLACK else 0)
 
 
 def _dog_in_two(
@@ -250,12 +255,11 @@ def _column_threat(
     an open buffalo's weight goes to ``runners`` instead, to be answered by the free dogs."""
     row = _row(buffalo)
     if below < 0:
-        weight = RUNNER_WEIGHT[row - 1]
         # The chief meets it if it can stand next to the column's row-2 square in time.
-        spare = row - 2 - (1 if to_move == BLACK else 0)
-        if _king_distance(chief, COLS + buffalo % COLS) - 1 <= spare:
-            weight *= INTERCEPTED
-        runners.append((weight, buffalo, weight < RUNNER_WEIGHT[row - 1]))
+        spare = _moves_to_spare(row, to_move)
+        intercepted = _king_distance(chief, COLS + buffalo % COLS) - 1 <= spare
+        weight = RUNNER_WEIGHT[row - 1] * (INTERCEPTED if intercepted else 1.0)
+        runners.append((weight, buffalo, intercepted))
         return 0.0
     if below == buffalo - COLS:
         if row == 7:

@@ -124,6 +124,9 @@ class Settings:
     robot_games_per_user: int = 5
     # How often the robots' process looks for boards where a robot is to act.
     robot_poll_seconds: float = 1.0
+    # Glicko-2's rating period, in days: a player's rating deviation grows by one period's
+    # volatility for each period (fractions counted) since their last rated board.
+    rating_period_days: float = 7.0
     # "text" for people, "json" for log collectors.
     log_format: str = "text"
     # Hosts (authserv-ids, comma-separated) whose Authentication-Results headers are trusted
@@ -220,6 +223,7 @@ ENV_NAMES = {
     "robot_cpu_seconds": "PBMSERV_ROBOT_CPU_SECONDS",
     "robot_games_per_user": "PBMSERV_ROBOT_GAMES_PER_USER",
     "robot_poll_seconds": "PBMSERV_ROBOT_POLL_SECONDS",
+    "rating_period_days": "PBMSERV_RATING_PERIOD_DAYS",
     "log_format": "PBMSERV_LOG_FORMAT",
     "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
     "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",
@@ -368,6 +372,8 @@ def load_settings(
         raise ConfigError("robot_cpu_seconds must be between 0.05 and 600")
     if not 0 <= settings.robot_games_per_user <= 1000:
         raise ConfigError("robot_games_per_user must be between 0 and 1000")
+    if not 0.01 <= settings.rating_period_days <= 3650:
+        raise ConfigError("rating_period_days must be between 0.01 and 3650")
     if settings.robot_poll_seconds <= 0:
         raise ConfigError("robot_poll_seconds must be more than 0")
     for name in (

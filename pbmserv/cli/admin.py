@@ -25,6 +25,7 @@ from pbmserv.core import admin as ops
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.digest import send_digests
 from pbmserv.core.maintenance import run_maintenance
+from pbmserv.core.rating_history import rebuild_glicko
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import make_engine, session_factory, transaction
@@ -162,6 +163,15 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     text.add_argument("--text", help="the message")
     text.add_argument("--file", help="the message, from a file (- for stdin)")
     p.add_argument("--playing", action="store_true", help="only users with a board in play")
+    ratings = groups.add_parser("ratings", help="the rating lists").add_subparsers(
+        dest="action", required=True, metavar="ACTION"
+    )
+    action(
+        ratings,
+        "rebuild",
+        _ratings_rebuild,
+        "replay every rated board into Glicko-2 with today's rating period (Elo stays)",
+    )
     add_tournament_parser(groups, action)
 
 
@@ -311,6 +321,13 @@ def _broadcast(args: argparse.Namespace, ctx: CommandContext) -> None:
     text = args.text if args.text is not None else _read_text(args.file)
     done = ops.broadcast(ctx, args.subject, text, playing_only=args.playing)
     tables.print_message(done, args.json)
+
+
+def _ratings_rebuild(args: argparse.Namespace, ctx: CommandContext) -> None:
+    boards = rebuild_glicko(ctx.session, ctx.settings.rating_period_days)
+    tables.print_message(
+        f"replayed {boards} rated board(s) into Glicko-2", args.json, boards=boards
+    )
 
 
 def _maintain(args: argparse.Namespace, ctx: CommandContext) -> None:

@@ -23,6 +23,7 @@ from pbmserv.config import (
     load_settings,
     mask_url,
 )
+from pbmserv.core.rating_history import fill_glicko
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import current_revision, head_revision, is_at_head, upgrade
 from pbmserv.logs import configure_logging
@@ -367,6 +368,8 @@ def _db(settings: Settings, action: str) -> int:
     engine = make_engine(settings.db_url)
     if action == "upgrade":
         upgrade(engine)
+        if replayed := fill_glicko(engine, settings.rating_period_days):
+            print(f"pbmserv: replayed {replayed} rated board(s) into the Glicko-2 ratings")
         print(f"pbmserv: {mask_url(settings.db_url)} is at revision {current_revision(engine)}")
     else:
         print(current_revision(engine) or "none")

@@ -1,5 +1,7 @@
-"""Elo ratings per game, as pbmserv keeps them: everyone starts at 1600, K is 32, and a rating
-is provisional until its player has finished 20 rated boards.
+"""Ratings per game. Elo, as pbmserv keeps them: everyone starts at 1600, K is 32, and a rating
+is provisional until its player has finished 20 rated boards. Beside it Glicko-2
+(``core.glicko2``): a rating with its deviation, provisional while that is wide, and the
+standings ordered by the rating less two deviations.
 
 Every board that ends is rated once (resignations, forfeits and rulings included), except a
 declined challenge, which counts for nothing. What it changed is kept, so that an operator who
@@ -9,12 +11,14 @@ reopens the board takes the change back.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from itertools import combinations
 from typing import Any
 
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
+from pbmserv.core import glicko2
 from pbmserv.core.context import CommandContext
 from pbmserv.db.models import GameRow, Rating, RatingChange, table_of
 
@@ -91,13 +95,53 @@ def rate(ctx: CommandContext, row: GameRow) -> None:
     winners = set(row.result.get("winners", []))
     scores = [(1.0 if s.seat in winners else 0.0) if winners else 0.5 for s in seats]
     changes = elo_changes([current[uid].rating for uid in user_ids], scores)
-    for uid, score, change in zip(user_ids, scores, changes, strict=True):
+    now, period = ctx.now(), ctx.settings.rating_period_days
+    before = [glicko_of(current[uid]) for uid in user_ids]
+    idle = [periods_since(current[uid].glicko_at, now, period) for uid in user_ids]
+    after = glicko2.board_ratings(before, scores, idle)
+    for uid, score, change, old, new in zip(user_ids, scores, changes, before, after, strict=True):
         rating = current[uid]
         rating.rating += change
         rating.games += 1
         _count(rating, score, +1)
-        rating.updated_at = ctx.now()
-        ctx.session.add(RatingChange(game_id=row.id, user_id=uid, score=score, change=change))
+        set_glicko(rating, new, now)
+        rating.updated_at = now
+        ctx.session.add(
+            RatingChange(
+                game_id=row.id,
+                user_id=uid,
+                score=score,
+                change=change,
+                glicko_change=new.rating - old.rating,
+                glicko_rd_change=new.rd - old.rd,
+                glicko_volatility_change=new.volatility - old.volatility,
+                rated_at=now,
+            )
+        )
+
+
+def glicko_of(rating: Rating) -> glicko2.Glicko:
+    """The Glicko-2 rating as it stood after the player's last rated board."""
+    return glicko2.Glicko(rating.glicko, rating.glicko_rd, rating.glicko_volatility)
+
+
+def set_glicko(rating: Rating, value: glicko2.Glicko, when: datetime | None) -> None:
+    rating.glicko, rating.glicko_rd = value.rating, value.rd
+    rating.glicko_volatility, rating.glicko_at = value.volatility, when
+
+
+def periods_since(when: datetime | None, now: datetime, period_days: float) -> float:
+    """Rating periods (fractions counted) from ``when`` to ``now``; none for a newcomer."""
+    if when is None:
+        return 0.0
+    # SQLite gives back the stored UTC times without their zone.
+    when, now = (t if t.tzinfo else t.replace(tzinfo=UTC) for t in (when, now))
+    return max((now - when) / timedelta(days=period_days), 0.0)
+
+
+def glicko_now(rating: Rating, now: datetime, period_days: float) -> glicko2.Glicko:
+    """The Glicko-2 rating today: its deviation grown by the periods since the last board."""
+    return glicko2.aged(glicko_of(rating), periods_since(rating.glicko_at, now, period_days))
 
 
 def unrate(ctx: CommandContext, row: GameRow) -> bool:
@@ -108,6 +152,11 @@ def unrate(ctx: CommandContext, row: GameRow) -> bool:
         rating = ctx.session.get(Rating, (row.game, change.user_id), with_for_update=True)
         if rating is not None:
             rating.rating -= change.change
+            rating.glicko -= change.glicko_change
+            rating.glicko_rd = min(
+                max(rating.glicko_rd - change.glicko_rd_change, 1.0), glicko2.START_RD
+            )
+            rating.glicko_volatility -= change.glicko_volatility_change
             rating.games -= 1
             _count(rating, change.score, -1)
             rating.updated_at = ctx.now()
@@ -125,14 +174,13 @@ def _count(rating: Rating, score: float, step: int) -> None:
 
 
 def table(ctx: CommandContext, game: str) -> list[Rating]:
-    """A game's ratings, highest first."""
-    return list(
-        ctx.session.scalars(
-            select(Rating)
-            .where(Rating.game == game, Rating.games > 0)
-            .order_by(Rating.rating.desc(), Rating.user_id)
-        )
+    """A game's ratings, best first: by Glicko-2's conservative rating (rating less two
+    deviations, as they stand today), then by Elo."""
+    rows = ctx.session.scalars(
+        select(Rating).where(Rating.game == game, Rating.games > 0).order_by(Rating.user_id)
     )
+    now, period = ctx.now(), ctx.settings.rating_period_days
+    return sorted(rows, key=lambda r: (-glicko_now(r, now, period).conservative, -r.rating))
 
 
 def of_user(ctx: CommandContext, user_id: int) -> list[Rating]:

@@ -401,7 +401,7 @@ class Match(Base):
 
 
 class Rating(Base):
-    """A user's Elo rating in one game (pbmserv's kind: 1600 to start, K=32)."""
+    """A user's ratings in one game: Elo (pbmserv's kind: 1600 to start, K=32) and Glicko-2."""
 
     __tablename__ = "ratings"
 
@@ -413,6 +413,12 @@ class Rating(Base):
     losses: Mapped[int] = mapped_column(Integer, default=0)
     draws: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: Glicko-2 (core.glicko2) beside Elo: rating, deviation and volatility as of ``glicko_at``,
+    #: when the last rated board ended (None: never since it was started).
+    glicko: Mapped[float] = mapped_column(Float, default=1500.0, server_default="1500")
+    glicko_rd: Mapped[float] = mapped_column(Float, default=350.0, server_default="350")
+    glicko_volatility: Mapped[float] = mapped_column(Float, default=0.06, server_default="0.06")
+    glicko_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     # Not joined: rows are locked FOR UPDATE, which PostgreSQL refuses across an outer join.
     user: Mapped[User] = relationship(lazy="selectin")
@@ -430,6 +436,11 @@ class RatingChange(Base):
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True)
     score: Mapped[float] = mapped_column(Float)  # 1 won, 0.5 drawn, 0 lost
     change: Mapped[float] = mapped_column(Float)
+    glicko_change: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    glicko_rd_change: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    glicko_volatility_change: Mapped[float] = mapped_column(Float, default=0.0, server_default="0")
+    #: When the board was rated (None: before 0018, when ``games.updated_at`` tells it).
+    rated_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
 
 def table_of(model: type[Base]) -> Table:

@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from sqlalchemy import select
 
 from pbmserv.core import admin, ratings
 from pbmserv.core.context import CommandContext
+from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
+from pbmserv.core.rating_history import rebuild_glicko
 from pbmserv.core.ratings import elo_changes, expected_score
 from pbmserv.db.engine import transaction
+from pbmserv.db.models import Rating
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db
@@ -144,4 +149,81 @@ def test_a_rating_is_provisional_under_twenty_games(players: Client) -> None:
         assert players.run(f"chameleon resign {board} {BOB}", sender="bob@example.org").ok
         provisional = players.run("chameleon ratings").data["rows"][0]["provisional"]
         assert provisional == (board < 20)
-    assert "?" not in players.run("ratings alice").text.split("\n", 1)[1]
+    # Elo is settled after 20 boards; Glicko-2 against a player as unknown is still not sure.
+    line = players.run("ratings alice").text.splitlines()[-1]
+    assert re.search(r"Elo +\d+ ", line) and "?+-" in line.split("Elo")[0]
+
+
+def glicko_rows(players: Client, game: str = "chameleon") -> dict[int, tuple[float, float, float]]:
+    rows = players.query(
+        select(Rating.user_id, Rating.glicko, Rating.glicko_rd, Rating.glicko_volatility).where(
+            Rating.game == game
+        )
+    )
+    return {uid: (value, rd, volatility) for uid, value, rd, volatility in rows}
+
+
+def test_glicko2_moves_with_every_board_and_reopening_takes_it_back(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run(f"chameleon resign 1 {BOB}", sender="bob@example.org").ok
+    (alice, alice_rd, _), (bob, bob_rd, _) = glicko_rows(players).values()
+    assert alice > 1500 > bob and alice_rd == bob_rd < 350
+    row = players.run("chameleon ratings").data["rows"][0]
+    assert row["glicko"] == round(alice) and row["glicko_margin"] == round(2 * alice_rd)
+    assert row["glicko_provisional"] and f"{round(alice)}?+-{round(2 * alice_rd)}" in (
+        players.run("chameleon ratings").text
+    )
+    with transaction(players.factory) as session:
+        admin.undo_last(CommandContext(session, players.settings, None), "1")
+    for value, rd, volatility in glicko_rows(players).values():
+        assert value == pytest.approx(1500) and rd == pytest.approx(350)
+        assert volatility == pytest.approx(0.06)
+
+
+def test_standings_are_ordered_by_the_rating_less_two_deviations(players: Client) -> None:
+    # alice and Bob trade 16 wins: Elo and Glicko-2 both near the start, but well known.
+    for board in range(1, 17):
+        assert players.run("chameleon challenge -size=3 alice bob").ok
+        loser = (BOB, "bob@example.org") if board % 2 else (ALICE, "alice@example.org")
+        assert players.run(f"chameleon resign {board} {loser[0]}", sender=loser[1]).ok
+    assert players.run("signup dave pass4444", sender="dave@example.org").ok
+    assert players.run("chameleon challenge -size=3 carol dave", sender="carol@example.org").ok
+    assert players.run("chameleon resign 17 dave pass4444", sender="dave@example.org").ok
+    rows = players.run("chameleon standings").data["rows"]
+    by_elo = sorted(rows, key=lambda r: -r["rating"])
+    assert by_elo[0]["userid"] == "carol"  # one win: the best Elo
+    assert [r["userid"] for r in rows][:2] in (["alice", "Bob"], ["Bob", "alice"])
+    assert [r["userid"] for r in rows][2:] == ["carol", "dave"]
+    margins = [r["glicko"] - r["glicko_margin"] for r in rows]
+    assert margins == sorted(margins, reverse=True)
+    assert rows[2]["glicko_provisional"] and not rows[0]["glicko_provisional"]
+
+
+def test_a_rating_grows_unsure_while_its_player_is_away(players: Client) -> None:
+    assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run(f"chameleon resign 1 {BOB}", sender="bob@example.org").ok
+
+    def margin(days: float) -> int:
+        later = datetime.now(UTC) + timedelta(days=days)
+        with transaction(players.factory) as session:
+            ctx = CommandContext(
+                session, players.settings, "alice@example.org", clock=lambda: later
+            )
+            return int(dispatch_line(ctx, "ratings").data["rows"][0]["glicko_margin"])
+
+    assert margin(0) < margin(70) < margin(700) <= 700
+
+
+def test_rebuilding_replays_every_board_to_the_same_ratings(players: Client) -> None:
+    moves = [("alice", "bob"), ("bob", "carol"), ("alice", "carol"), ("carol", "alice")]
+    secret = {"alice": ALICE, "bob": BOB, "carol": "carol pass3333"}
+    for board, (winner, loser) in enumerate(moves, start=1):
+        assert players.run(f"owlman challenge {winner} {loser}", sender=f"{winner}@example.org").ok
+        assert players.run(f"owlman resign {board} {secret[loser]}", sender=f"{loser}@x.org").ok
+    kept = glicko_rows(players, "owlman")
+    with transaction(players.factory) as session:
+        assert rebuild_glicko(session, players.settings.rating_period_days) == len(moves)
+    rebuilt = glicko_rows(players, "owlman")
+    assert rebuilt.keys() == kept.keys()
+    for uid, values in kept.items():
+        assert rebuilt[uid] == pytest.approx(values)

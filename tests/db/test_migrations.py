@@ -12,6 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, text
 
+from pbmserv.core.rating_history import fill_glicko
 from pbmserv.db.engine import make_engine
 from pbmserv.db.migrate import current_revision, head_revision, upgrade
 from pbmserv.db.models import Base
@@ -126,3 +127,57 @@ def test_addresses_stored_before_confirmation_existed_count_as_confirmed(
             text("SELECT address FROM addresses WHERE confirmed_at IS NOT NULL ORDER BY address")
         ).all()
     assert [r[0] for r in rows] == ["ann@example.org", "ann@work.example"]
+
+
+def test_ratings_from_before_glicko2_are_replayed_into_it(empty_engine: Engine) -> None:
+    upgrade(empty_engine, "0017")
+    with empty_engine.begin() as conn:
+        for uid, userid in ((11, "ann"), (12, "ben")):
+            conn.execute(
+                text(
+                    "INSERT INTO users (id, userid, display_id, full_name, email, password_hash,"
+                    " disabled, created_at, mail_format, digest) VALUES (:id, :userid, :userid,"
+                    " '', :email, 'x', false, CURRENT_TIMESTAMP, 'html', 'off')"
+                ),
+                {"id": uid, "userid": userid, "email": f"{userid}@example.org"},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO ratings (game, user_id, rating, games, wins, losses, draws,"
+                    " updated_at) VALUES ('owlman', :id, 1600, 2, 1, 1, 0, CURRENT_TIMESTAMP)"
+                ),
+                {"id": uid},
+            )
+        # Ann won the first board, ben the second, a week later.
+        for board, day, winner in ((1, "2026-01-01", 11), (2, "2026-01-08", 12)):
+            conn.execute(
+                text(
+                    "INSERT INTO games (id, game, options, seed, status, ply, to_move, state,"
+                    " state_version, version, created_at, updated_at) VALUES (:id, 'owlman',"
+                    " '{}', 7, 'finished', 9, '', '{}', 1, 1, :day, :day)"
+                ),
+                {"id": board, "day": day},
+            )
+            for uid in (11, 12):
+                conn.execute(
+                    text(
+                        "INSERT INTO rating_changes (game_id, user_id, score, change)"
+                        " VALUES (:board, :id, :score, 0)"
+                    ),
+                    {"board": board, "id": uid, "score": 1.0 if uid == winner else 0.0},
+                )
+    upgrade(empty_engine)
+    assert fill_glicko(empty_engine, 7.0) == 2
+    assert fill_glicko(empty_engine, 7.0) == 0  # done once
+    with empty_engine.connect() as conn:
+        rows = conn.execute(
+            text("SELECT user_id, glicko, glicko_rd, glicko_at FROM ratings ORDER BY user_id")
+        ).all()
+        changes = conn.execute(
+            text("SELECT glicko_change FROM rating_changes WHERE game_id = 2 ORDER BY user_id")
+        ).all()
+    (ann, ann_glicko, ann_rd, ann_at), (ben, ben_glicko, ben_rd, ben_at) = rows
+    # Won and lost one each, the later win counting as much: ben (who won last) stands higher.
+    assert ben_glicko > 1500 > ann_glicko and ann_rd == ben_rd < 350
+    assert ann_at is not None and str(ann_at).startswith("2026-01-08")
+    assert changes[0][0] < 0 < changes[1][0]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pbmserv.core import ratings
+from pbmserv.core import glicko2, ratings
 from pbmserv.core.commands.listing import sender_user
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
@@ -14,20 +14,29 @@ from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame
 
 _DETAILS = (
-    f"Elo ratings, as pbmserv keeps them: everyone starts at {ratings.START:.0f}, K is "
-    f"{ratings.K:.0f}, and a rating\nis provisional (marked ?) until {ratings.PROVISIONAL_UNDER} "
-    "rated boards are finished. Every board that\nends counts (resignations, forfeits and "
-    "rulings too), except a declined challenge."
+    f"Two ratings side by side. Glicko-2: everyone starts at {glicko2.START_RATING:.0f} with a "
+    f"deviation (RD) of {glicko2.START_RD:.0f},\n"
+    "shown as rating +/- 2 RD (the true strength is very likely within); the RD narrows with\n"
+    "every rated board and widens again while a player is away, and a rating is provisional\n"
+    f"(marked ?) while its RD is above {glicko2.PROVISIONAL_RD:.0f}. The lists are ordered by "
+    "the rating less 2 RD.\n"
+    f"Elo, as pbmserv keeps it: everyone starts at {ratings.START:.0f}, K is {ratings.K:.0f}, "
+    f"provisional (?) until {ratings.PROVISIONAL_UNDER}\nrated boards are finished. Every board "
+    "that ends counts (resignations, forfeits and\nrulings too), except a declined challenge."
 )
 
 
-def _entry(rating: Rating) -> dict[str, object]:
+def _entry(ctx: CommandContext, rating: Rating) -> dict[str, object]:
     game = find_game(rating.game)
+    glicko = ratings.glicko_now(rating, ctx.now(), ctx.settings.rating_period_days)
     return {
         "game": rating.game,
         "title": game.SPEC.title if game else rating.game,
         # Robots are rated as anyone, and marked: their strength is no person's.
         "userid": rating.user.display_id + (" (robot)" if is_robot(rating.user) else ""),
+        "glicko": round(glicko.rating),
+        "glicko_margin": round(2 * glicko.rd),
+        "glicko_provisional": glicko.provisional,
         "rating": round(rating.rating),
         "games": rating.games,
         "wins": rating.wins,
@@ -55,7 +64,7 @@ def _entry(rating: Rating) -> dict[str, object]:
 )
 def game_ratings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    rows = [_entry(r) for r in ratings.table(ctx, game.SPEC.name)]
+    rows = [_entry(ctx, r) for r in ratings.table(ctx, game.SPEC.name)]
     data = {"game": game.SPEC.name, "title": game.SPEC.title, "rows": rows}
     return Section("ratings_table", data, summary=f"{game.SPEC.name} ratings")
 
@@ -71,5 +80,5 @@ def game_ratings(ctx: CommandContext, _line: CommandLine, game: AnyGame | None) 
 def user_ratings(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     word = line.words[1] if len(line.words) > 1 else None
     user = ctx.require_user(word) if word else sender_user(ctx, "ratings")
-    rows = [_entry(r) for r in ratings.of_user(ctx, user.id)]
+    rows = [_entry(ctx, r) for r in ratings.of_user(ctx, user.id)]
     return Section("user_ratings", {"userid": user.display_id, "rows": rows}, summary="ratings")

@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
+from pbmserv.time_controls import TimeControl, TimeControlError, parse_time_control
+
 
 class ConfigError(ValueError):
     """The configuration file or a setting's value is wrong; the message says which."""
@@ -149,8 +151,23 @@ class Settings:
     max_observers_per_board: int = 10
     # Mails carrying other users' text (chat, message, challenge) one address gets a day (UTC).
     text_mails_per_recipient_per_day: int = 20
+    # Correspondence clocks ("help clocks"): the clock of a board challenged without -clock=:
+    # "none" (the idle rule above), a preset (fast, normal, slow) or one like 10d+36h/10d.
+    clock: str = "none"
+    # The clock of a tournament's boards when `admin tournaments create` names none: a round
+    # then waits at most this clock plus the players' vacation days.
+    tournament_clock: str = "normal"
+    # Hours left at which a player whose clock runs is reminded, comma-separated.
+    clock_reminder_hours: str = "48,24"
+    # Vacation days a user has a year (UTC), taken by `vacation` and, when a clock runs out,
+    # automatically while any are left.
+    vacation_days_per_year: int = 20
+    # How often `serve` looks for clocks due (a reminder, a time run out); 0 turns it off.
+    clock_sweep_seconds: float = 60.0
     # Per-game idle limits that replace the two above: game name -> limits.
     game_limits: Mapping[str, IdleLimits] = field(default_factory=dict)
+    # Per-game clocks that replace ``clock``: game name -> time control.
+    game_clocks: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def listen_host(self) -> str:
@@ -166,6 +183,15 @@ class Settings:
             return None
         host, _, port = self.relay.rpartition(":")
         return (host or "127.0.0.1", int(port))
+
+    def time_control(self, game: str) -> TimeControl | None:
+        """The clock of a new board of ``game`` when its challenge names none."""
+        return parse_time_control(self.game_clocks.get(game, self.clock))
+
+    @property
+    def reminder_hours(self) -> tuple[int, ...]:
+        """Hours left at which a running clock's player is reminded, most first."""
+        return _hours(self.clock_reminder_hours)
 
     def idle_limits(self, game: str) -> IdleLimits:
         """The reminder and forfeit limits for boards of ``game``."""
@@ -224,6 +250,11 @@ ENV_NAMES = {
     "robot_games_per_user": "PBMSERV_ROBOT_GAMES_PER_USER",
     "robot_poll_seconds": "PBMSERV_ROBOT_POLL_SECONDS",
     "rating_period_days": "PBMSERV_RATING_PERIOD_DAYS",
+    "clock": "PBMSERV_CLOCK",
+    "tournament_clock": "PBMSERV_TOURNAMENT_CLOCK",
+    "clock_reminder_hours": "PBMSERV_CLOCK_REMINDER_HOURS",
+    "vacation_days_per_year": "PBMSERV_VACATION_DAYS_PER_YEAR",
+    "clock_sweep_seconds": "PBMSERV_CLOCK_SWEEP_SECONDS",
     "log_format": "PBMSERV_LOG_FORMAT",
     "confirm_addresses": "PBMSERV_CONFIRM_ADDRESSES",
     "max_accounts_per_address": "PBMSERV_MAX_ACCOUNTS_PER_ADDRESS",
@@ -273,10 +304,32 @@ def _convert(name: str, raw: object) -> object:
     return str(raw)
 
 
+def _hours(text: str) -> tuple[int, ...]:
+    try:
+        hours = sorted(
+            {int(word) for word in text.replace(" ", "").split(",") if word}, reverse=True
+        )
+    except ValueError:
+        raise ConfigError(
+            f"clock_reminder_hours must be whole hours like 48,24, not {text!r}"
+        ) from None
+    if any(h < 1 for h in hours):
+        raise ConfigError("clock_reminder_hours must be 1 or more each")
+    return tuple(hours)
+
+
+def _clock(where: str, text: object) -> str:
+    try:
+        parse_time_control(str(text))
+    except TimeControlError as error:
+        raise ConfigError(f"{where}: {error}") from None
+    return str(text)
+
+
 def _limits(name: str, table: object, defaults: IdleLimits) -> IdleLimits:
     if not isinstance(table, dict):
         raise ConfigError(f"[games.{name}] must be a table")
-    unknown = set(table) - {"remind_after_days", "forfeit_after_days"}
+    unknown = set(table) - {"remind_after_days", "forfeit_after_days", "clock"}
     if unknown:
         raise ConfigError(f"[games.{name}]: unknown key {sorted(unknown)[0]!r}")
     limits = IdleLimits(
@@ -296,7 +349,7 @@ def read_config_file(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read the config file {path}: {error.strerror}") from None
     except tomllib.TOMLDecodeError as error:
         raise ConfigError(f"{path} is not valid TOML: {error}") from None
-    known = set(_TYPES) - {"game_limits"}
+    known = set(_TYPES) - {"game_limits", "game_clocks"}
     for key in data:
         if key not in known and key not in ("games", ENV_FILE_KEY):
             raise ConfigError(f"{path}: unknown setting {key!r}")
@@ -397,7 +450,19 @@ def load_settings(
         raise ConfigError("[games] must be a table of [games.NAME] tables")
     defaults = IdleLimits(settings.remind_after_days, settings.forfeit_after_days)
     limits = {name: _limits(name, table, defaults) for name, table in games.items()}
-    return replace(settings, game_limits=limits)
+    _clock("clock", settings.clock)
+    _clock("tournament_clock", settings.tournament_clock)
+    _hours(settings.clock_reminder_hours)
+    if not 0 <= settings.vacation_days_per_year <= 366:
+        raise ConfigError("vacation_days_per_year must be between 0 and 366")
+    if settings.clock_sweep_seconds < 0:
+        raise ConfigError("clock_sweep_seconds must be 0 (off) or more")
+    clocks = {
+        name: _clock(f"[games.{name}] clock", table["clock"])
+        for name, table in games.items()
+        if isinstance(table, dict) and "clock" in table
+    }
+    return replace(settings, game_limits=limits, game_clocks=clocks)
 
 
 def mask_url(url: str) -> str:

@@ -22,6 +22,7 @@ from pbmserv.cli.admin_tournaments import add_tournament_parser
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings, mask_url
 from pbmserv.core import admin as ops
+from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.digest import send_digests
 from pbmserv.core.maintenance import run_maintenance
@@ -154,7 +155,8 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
         groups,
         "maintain",
         _maintain,
-        "remind idle boards' players, forfeit abandoned boards, send the daily digests due",
+        "remind idle boards' players, forfeit abandoned boards, send the daily digests due; "
+        "the clocks' reminders, vacations and losses on time",
     )
     p.add_argument("--now", type=_when, help="act as if it were this time (ISO; for tests)")
     p = action(groups, "broadcast", _broadcast, "mail a message to every user")
@@ -331,13 +333,17 @@ def _ratings_rebuild(args: argparse.Namespace, ctx: CommandContext) -> None:
 
 
 def _maintain(args: argparse.Namespace, ctx: CommandContext) -> None:
+    clocks = sweep_clocks(ctx)
     report = run_maintenance(ctx)
     digested = send_digests(ctx)
     tables.print_message(
         f"reminded {len(report.reminded)} board(s), forfeited {len(report.forfeited)}, "
-        f"sent {len(digested)} digest(s)",
+        f"sent {len(digested)} digest(s); clocks: reminded {len(clocks.reminded)}, "
+        f"lost on time {len(clocks.lost_on_time)}",
         args.json,
         reminded=report.reminded,
         forfeited=report.forfeited,
         digests=digested,
+        clock_reminded=clocks.reminded,
+        lost_on_time=clocks.lost_on_time,
     )

@@ -58,6 +58,11 @@ def add_tournament_parser(groups: Any, action: ActionMaker) -> None:
     p.add_argument("--ps", type=int, help="PS, taken from a chosen game's PG (default 3)")
     p.add_argument("--pc", type=int, help="PC, the compensation (default 1; less than PS)")
     p.add_argument("--lp", help="LP, the level of PP that brings compensation (default 1/2)")
+    p.add_argument(
+        "--clock",
+        help="the boards' clock: 10d+36h/10d, a preset (fast, normal, slow) or none "
+        "(default: the config's tournament_clock)",
+    )
 
     for name, handler, text in (
         ("open", _open, "open a draft tournament for entries"),
@@ -93,6 +98,7 @@ def _create(args: argparse.Namespace, ctx: CommandContext) -> None:
         match_games=args.match_games,
         repechage=args.repechage,
         polyludic=PolyludicParams(args.pg, args.ps, args.pc, args.lp),
+        clock=args.clock,
     )
     tables.print_message(
         f"tournament {tournament.id} ({tournament.name}) created as a draft; "

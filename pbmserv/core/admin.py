@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
-from pbmserv.core import bouncing, confirmation, numbering, ratings
+from pbmserv.core import bouncing, clocks, confirmation, numbering, ratings
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
@@ -189,12 +189,14 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
     if not ADDRESS_PATTERN.match(address):
         raise CommandError(f'"{address}" is not a mail address like name@example.org')
     old = user.email
-    if ctx.is_bouncing(old):  # the boards waited for an address that did not work
-        bouncing.restart_clocks(ctx.session, [user.id], ctx.now())
+    waited = ctx.is_bouncing(old)  # the boards waited for an address that did not work
+    hours = ctx.settings.reminder_hours
     confirmation.mark_confirmed(ctx.session, address, ctx.now())  # the operator vouches for it
-    bouncing.clear_bouncing(ctx.session, address, ctx.now())  # ... and that mail reaches it
+    bouncing.clear_bouncing(ctx.session, address, ctx.now(), hours)  # ... and mail reaches it
     ctx.forget_confirmations()
     user.email, user.pending_email = address, None
+    if waited:
+        bouncing.restart_clocks(ctx.session, [user.id], ctx.now(), hours)
     rotate_reply_addresses(ctx, user)  # old reply addresses stop; new ones go out at once
     context = {"userid": user.display_id, "old": old, "new": address}
     for to in dict.fromkeys([old, address]):
@@ -305,7 +307,7 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     entries = [
         row
         for row in service.history(ctx, board)
-        if row.kind in ("move", "resign", "forfeit", "adjudicate")
+        if row.kind in ("move", "resign", "forfeit", "time", "adjudicate")
     ]
     if not entries:
         raise CommandError(f"board {board.number} has no move to take back")
@@ -330,6 +332,9 @@ def undo_last(ctx: CommandContext, number: str) -> str:
     board.row.to_move = ",".join(str(s) for s in sorted(board.game.to_move(board.state).seats))
     board.row.updated_at = ctx.now()
     board.row.reminded_at = None
+    if not board.finished:  # the clocks as they stood after the last move left, running again
+        moves = [row for row in service.history(ctx, board) if row.kind == "move"]
+        clocks.restore(ctx, board.row, moves[-1].clocks if moves else None)
     if ended is not None and not board.finished:
         if last.kind == "move":
             taken = f"reopened the game ({ended}) and {taken}"

@@ -36,6 +36,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
+from pbmserv.core import clocks
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification
 from pbmserv.db.engine import core_transaction
@@ -197,6 +198,8 @@ def record_bounce(
     )
     if held.hard_bounces >= settings.bounce_limit and held.bouncing_since is None:
         held.bouncing_since = now
+        users = [u.id for u in _users_at(session, address)]
+        clocks.pause_users(session, users, now, settings.reminder_hours)
         outcome.marked = True
         outcome.notices = _opponent_notices(session, address, held.hard_bounces)
     session.flush()
@@ -264,7 +267,7 @@ def _opponent_notices(session: Session, address: str, bounces: int) -> list[Noti
 # --- clearing and asking -------------------------------------------------------------------
 
 
-def clear_bouncing(session: Session, address: str, now: datetime) -> bool:
+def clear_bouncing(session: Session, address: str, now: datetime, hours: tuple[int, ...]) -> bool:
     """Mail came from ``address``: it reaches its owner again. Its count goes back to 0 and its
     mark is cleared; if it was marked, its users' boards get their full time from ``now`` (the
     time it was marked never counts towards a forfeit). True when there was anything to clear.
@@ -275,24 +278,29 @@ def clear_bouncing(session: Session, address: str, now: datetime) -> bool:
     was_marked = row.bouncing_since is not None
     row.hard_bounces, row.bouncing_since = 0, None
     if was_marked:
-        restart_clocks(session, [u.id for u in _users_at(session, row.address)], now)
+        restart_clocks(session, [u.id for u in _users_at(session, row.address)], now, hours)
         fields = {"address": row.address}
         log.info("mail came from a bouncing address: cleared", extra={"fields": fields})
     session.flush()
     return True
 
 
-def restart_clocks(session: Session, user_ids: Sequence[int], now: datetime) -> None:
-    """The active boards of ``user_ids`` get their full time from ``now`` (as after signon)."""
+def restart_clocks(
+    session: Session, user_ids: Sequence[int], now: datetime, hours: tuple[int, ...]
+) -> None:
+    """The active boards of ``user_ids`` get their full idle time from ``now`` (as after a
+    vacation), and their clocks, stopped while the address bounced, run again (``hours``: when
+    running clocks remind)."""
     if not user_ids:
         return
     mine = select(Seat.game_id).where(Seat.user_id.in_(user_ids))
     session.execute(
         update(GameRow)
-        .where(GameRow.id.in_(mine), GameRow.status == "active")
+        .where(GameRow.id.in_(mine), GameRow.status == "active", GameRow.time_control.is_(None))
         .values(updated_at=now, reminded_at=None)
         .execution_options(synchronize_session=False)
     )
+    clocks.resume_users(session, user_ids, now, hours)
 
 
 def is_bouncing(session: Session, address: str) -> bool:

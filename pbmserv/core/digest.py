@@ -71,7 +71,7 @@ def _mail_digest(
         tag = board_mail.reply_tag(ctx, board.row, user, seat)
         entries.append(
             {
-                "view": service.board_view(board, seat, user),
+                "view": service.board_view(board, seat, user, now=now),
                 "reply_address": board_mail.reply_address(ctx.settings.address, tag),
             }
         )

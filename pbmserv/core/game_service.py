@@ -9,12 +9,13 @@ import random
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, joinedload
 
-from pbmserv.core import board_mail, numbering, ratings
+from pbmserv.core import board_mail, clocks, numbering, ratings, vacations
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
 from pbmserv.core.results import CommandError, MailThread, Notification
@@ -30,6 +31,7 @@ from pbmserv.games.base import (
     Viewer,
     move_rng,
 )
+from pbmserv.time_controls import TimeControl
 
 
 def new_game_rng(seed: int) -> random.Random:
@@ -151,8 +153,14 @@ def is_lock_conflict(error: BaseException) -> bool:
 
 
 def create_board(
-    ctx: CommandContext, game: AnyGame, options: dict[str, Any], players: Sequence[User]
+    ctx: CommandContext,
+    game: AnyGame,
+    options: dict[str, Any],
+    players: Sequence[User],
+    time_control: TimeControl | None = None,
 ) -> Board:
+    """A new board of ``game`` between ``players`` (in seat order), with a clock of
+    ``time_control`` (None: none, the idle rule)."""
     seed = secrets.randbits(62)
     state = game.new_game(options, new_game_rng(seed))
     now = ctx.now()
@@ -171,6 +179,7 @@ def create_board(
     row.seats = [Seat(seat=i, user=user, user_id=user.id) for i, user in enumerate(players)]
     board = Board(row=row, game=game, state=state)
     _store_progress(board)
+    clocks.start(row, time_control, now, ctx.settings.reminder_hours)
     ctx.session.add(row)
     ctx.session.flush()
     return board
@@ -212,6 +221,8 @@ def _play(ctx: CommandContext, board: Board, seat: int, choose: Callable[[], Any
             f"it is not your turn on board {board.number}: waiting for {waiting}",
             syntax_was_right=True,
         )
+    if board.row.time_control is not None:
+        vacations.before_move(ctx, board.row, seat)
     try:
         move = choose()
         canonical = board.game.format_move(board.state, move)
@@ -222,15 +233,16 @@ def _play(ctx: CommandContext, board: Board, seat: int, choose: Callable[[], Any
     except MoveError as error:  # well written, but the rules forbid it: no syntax lesson
         raise CommandError(str(error), syntax_was_right=True) from None
     chance = board.game.chance_outcome(new_state) if board.game.SPEC.uses_chance else None
-    record_event(ctx, board, "move", canonical, seat, public, chance)
     board.state = new_state
-    board.row.ply += 1
     board.row.state = board.game.dump(new_state)
     board.row.updated_at = ctx.now()
     _store_progress(board)
     outcome = board.game.outcome(new_state)
     if outcome is not None:
         conclude(ctx, board, outcome)
+    times = clocks.after_move(ctx, board.row, seat)
+    record_event(ctx, board, "move", canonical, seat, public, chance, times)
+    board.row.ply += 1
     return Played(canonical, public)
 
 
@@ -265,6 +277,7 @@ def take_back_moves(ctx: CommandContext, board: Board, count: int) -> list[MoveR
     _store_progress(board)
     board.row.updated_at = ctx.now()
     board.row.reminded_at = None
+    clocks.restore(ctx, board.row, kept[-1].clocks if kept else None)
     return taken
 
 
@@ -283,9 +296,11 @@ def record_event(
     seat: int | None = None,
     public_text: str | None = None,
     chance: Mapping[str, Any] | None = None,
+    times: Mapping[str, float] | None = None,
 ) -> None:
     """Write one history entry (a move, a resignation, an operator's action), with the
-    Message-ID of the mail that caused it and what chance drew in the move."""
+    Message-ID of the mail that caused it, what chance drew in the move and the clocks after
+    it (``times``, by seat)."""
     ctx.session.execute(
         insert(table_of(MoveRow)).values(
             game_id=board.row.id,
@@ -295,6 +310,7 @@ def record_event(
             text=text,
             public_text=public_text if public_text != text else None,
             chance=chance,
+            clocks=times,
             message_id=ctx.message_id,
             created_at=ctx.now(),
         )
@@ -305,6 +321,7 @@ def conclude(ctx: CommandContext, board: Board, outcome: Outcome) -> None:
     """End the board with ``outcome``, noted on the context for whatever depends on it (its
     tournament), which whoever runs the command tells."""
     finish(board, outcome)
+    clocks.stop(board.row, ctx.now())
     ratings.rate(ctx, board.row)
     ctx.finished_boards.append(board.row)
 
@@ -357,6 +374,7 @@ def decline(ctx: CommandContext, board: Board, seat: int) -> None:
     label = board.seat_label(seat)
     reason = f"{label} declined the challenge"
     finish(board, Outcome(frozenset(), reason, termination=Termination.DECLINED))
+    clocks.stop(board.row, ctx.now())
     board.row.result = {**(board.row.result or {}), "declined": True}
     board.row.updated_at = ctx.now()
 
@@ -505,8 +523,11 @@ def board_picture(
     return pictures[viewer]
 
 
-def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[str, Any]:
-    """Everything the board template shows to one viewer."""
+def board_view(
+    board: Board, seat: int | None, recipient: User | None, *, now: datetime
+) -> dict[str, Any]:
+    """Everything the board template shows to one viewer (the clocks as they stand at
+    ``now``)."""
     game = board.game
     turn = game.to_move(board.state)
     spec = game.SPEC
@@ -543,6 +564,8 @@ def board_view(board: Board, seat: int | None, recipient: User | None) -> dict[s
         # The command the player replies with: "move", or the game's verb for this stage.
         "reply_verb": verb.name if verb else "move",
         "reply_args": verb.takes if verb else "MOVE",
+        "time_control": board.row.time_control,
+        "clocks": clocks.view(board.row, now, seat),
     }
 
 
@@ -590,7 +613,7 @@ def board_notification(
         channel="board",
         kind="board",
         data={
-            "view": board_view(board, seat, user),
+            "view": board_view(board, seat, user, now=ctx.now()),
             "event": event,
             "reply_by_mail": thread.reply_tag is not None,
         },

@@ -1,4 +1,5 @@
-"""Maintenance of idle boards: a reminder after one limit, a forfeit after a second.
+"""Maintenance of idle boards without a clock (those with one: ``core.clock_sweep``): a
+reminder after one limit, a forfeit after a second.
 
 A board is never forfeited without a reminder of its idle spell sent at least
 ``forfeit_notice_days`` before: after downtime an overdue board is reminded first. The boards
@@ -87,6 +88,7 @@ def due_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
     return and_(
         GameRow.status == "active",
         GameRow.updated_at <= now - timedelta(days=shortest),
+        GameRow.time_control.is_(None),  # a board with a clock has the clock sweep instead
         or_(*clauses),
         GameRow.id.not_in(away),
         GameRow.id.not_in(unreachable),
@@ -164,6 +166,6 @@ def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float)
     for seat in board.row.seats:
         if seat.user.disabled:
             continue
-        view = service.board_view(board, seat.seat, seat.user)
+        view = service.board_view(board, seat.seat, seat.user, now=ctx.now())
         data = {"view": view, "idle_days": idle_days, "days_left": max(1, round(days_left))}
         service.board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)

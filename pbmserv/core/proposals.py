@@ -23,7 +23,9 @@ from pbmserv.games.base import Outcome, Termination
 #: What a proposal is written as in a board's history.
 PROPOSALS = {"draw": "proposes a draw", "undo": "proposes to take back moves"}
 #: Entries after a proposal that close it whatever it was.
-_CLOSING = frozenset({"reject", "undo", "resign", "forfeit", "adjudicate", "decline", "claim"})
+_CLOSING = frozenset(
+    {"reject", "undo", "resign", "forfeit", "time", "adjudicate", "decline", "claim"}
+)
 
 
 @dataclass(frozen=True)

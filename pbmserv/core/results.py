@@ -47,8 +47,6 @@ SECTION_KINDS = frozenset(
         "settings_changed",
         "resigned",
         "shown",
-        "signed_off",
-        "signed_on",
         "signed_up",
         "status",
         "submitted",
@@ -60,6 +58,7 @@ SECTION_KINDS = frozenset(
         "tournament_withdrawn",
         "unobserved",
         "user_ratings",
+        "vacation",
     }
 )
 
@@ -82,6 +81,7 @@ NOTICE_KINDS = frozenset(
         "tournament_pairings",
         "tournament_standings",
         "unreachable",
+        "vacation",
     }
 )
 

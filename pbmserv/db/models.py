@@ -65,6 +65,14 @@ class User(Base):
     #: A robot's strength (1 to 3): a computer player, mailed nothing, taking no commands
     #: (core.robots). None: a person.
     robot_level: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: The planned end of the vacation that began at ``away_since`` (None: until stopped, or
+    #: until the vacation bank runs out).
+    vacation_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The vacation was begun by a clock running out (core.clocks): a move ends it.
+    vacation_automatic: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    #: Vacation days used in ``vacation_year`` (a started day counts whole).
+    vacation_days_used: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
 class UserAddress(Base):
@@ -148,6 +156,15 @@ class GameRow(Base):
         ForeignKey("matches.id"), nullable=True, index=True
     )
 
+    #: The board's clock as ``core.time_controls`` writes it (``10d+36h/10d``); None: no
+    #: clock, the idle rule of ``core.maintenance``.
+    time_control: Mapped[str | None] = mapped_column(String(40), nullable=True)
+    #: When the clock sweep must next look at the board: a reminder or a time running out
+    #: (None: no clock running).
+    clock_due_at: Mapped[datetime | None] = mapped_column(
+        DateTime(timezone=True), nullable=True, index=True
+    )
+
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game_row",
         order_by="Seat.seat",
@@ -167,6 +184,12 @@ class Seat(Base):
     )
     seat: Mapped[int] = mapped_column(Integer, primary_key=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    #: Seconds on the seat's clock at ``clock_since`` (None: the board has no clock).
+    clock_left: Mapped[float | None] = mapped_column(Float, nullable=True)
+    #: Since when the clock runs (None: stopped: not the seat's turn, or its player away).
+    clock_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: The fewest hours left of which the player was reminded this turn (None: not yet).
+    clock_warned: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
     game_row: Mapped[GameRow] = relationship(back_populates="seats")
     user: Mapped[User] = relationship(lazy="joined")
@@ -204,6 +227,8 @@ class MoveRow(Base):
     #: What the other players and observers may see while the game goes on (None: ``text``).
     public_text: Mapped[str | None] = mapped_column(Text, nullable=True)
     chance: Mapped[dict | None] = mapped_column(JSON, nullable=True)
+    #: Seconds on each seat's clock just after the move, by seat number (None: no clock).
+    clocks: Mapped[dict | None] = mapped_column(JSON, nullable=True)
     message_id: Mapped[str | None] = mapped_column(String(300), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 

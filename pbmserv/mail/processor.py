@@ -28,6 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.core import board_mail, bouncing, confirmation, queued
 from pbmserv.core.board_mail import ReplyTag, reply_address
+from pbmserv.core.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.core.commands.accounts import confirmed_section
 from pbmserv.core.context import CommandContext, Lookups, utcnow
 from pbmserv.core.digest import send_digests
@@ -326,7 +327,7 @@ def _handle(
         lookups=lookups,
     )
     if ctx.has_bounced(mail.sender):  # mail came from it: it works (a look may_mail shares)
-        bouncing.clear_bouncing(session, mail.sender, now)
+        bouncing.clear_bouncing(session, mail.sender, now, settings.reminder_hours)
         ctx.forget_confirmations()
     if not ctx.may_mail(mail.sender):
         return _unconfirmed(ctx, item, prepared, now)
@@ -924,6 +925,37 @@ def maintain(
             "unconfirmed_dropped": report.expired,
         }
         log.info("maintenance", extra={"fields": fields})
+    return report
+
+
+def sweep(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    clock: Callable[[], datetime] = utcnow,
+    *,
+    chunk: int = MAINTENANCE_CHUNK,
+) -> ClockReport:
+    """Run the clock sweep (core.clock_sweep) and queue its mail, ``chunk`` due boards per
+    transaction, until nothing is due."""
+    now = clock()
+    report = ClockReport()
+    while True:
+        with transaction(factory) as session:
+            ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+            part = sweep_clocks(ctx, limit=chunk)
+            queue_notifications(session, settings, ctx.notifications, now)
+        for name in ("reminded", "lost_on_time", "vacations_begun", "vacations_ended"):
+            getattr(report, name).extend(getattr(part, name))
+        report.examined += part.examined
+        if part.examined < chunk:
+            break
+    if report.lost_on_time or report.vacations_begun or report.vacations_ended:
+        fields = {
+            "lost_on_time": report.lost_on_time,
+            "vacations_begun": report.vacations_begun,
+            "vacations_ended": report.vacations_ended,
+        }
+        log.info("clocks", extra={"fields": fields})
     return report
 
 

@@ -82,6 +82,11 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
         f"{data['game']} board {data['board']}: {data['by']} {data['action']} "
         + ("a draw" if data["kind"] == "draw" else "taking back moves")
     ),
+    "vacation": lambda data: (
+        f"pbmserv: {data['userid']} is "
+        + ("on vacation" if data["away"] else "back from vacation")
+        + (f" (board {data['board']}: the clock ran out)" if data.get("automatic") else "")
+    ),
     "tournament_pairings": _pairings_subject,
     "tournament_standings": _standings_subject,
     "tournament_entry": _entry_subject,

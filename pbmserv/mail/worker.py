@@ -25,7 +25,7 @@ from pbmserv.mail.delivery import BATCH as DELIVERY_BATCH
 from pbmserv.mail.delivery import RelayConnection, deliver_due, purge_sent
 from pbmserv.mail.imap import MailboxReader, read_mailbox
 from pbmserv.mail.pictures import letters_can_be_drawn
-from pbmserv.mail.processor import Processed, maintain, process_next
+from pbmserv.mail.processor import Processed, maintain, process_next, sweep
 from pbmserv.mail.robot_runner import RobotRunner
 from pbmserv.mail.smtp import InboxHandler, Listener, start_listener
 
@@ -213,6 +213,19 @@ class Server:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._stopping.wait(), timeout=interval)
 
+    async def _clock_loop(self) -> None:
+        interval = self.settings.clock_sweep_seconds
+        while interval > 0 and not self._stopping.is_set():
+            try:
+                report = await asyncio.to_thread(sweep, self.factory, self.settings)
+            except Exception:
+                log.exception("the clock sweep failed; trying again next time")
+            else:
+                if report.reminded or report.lost_on_time or report.vacations_begun:
+                    self.mail_waiting()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=interval)
+
     async def _watch_parent(self) -> None:
         """A worker stops when its supervisor is gone (killed without passing SIGTERM on)."""
         while self.parent is not None and not self._stopping.is_set():
@@ -244,6 +257,7 @@ class Server:
             tasks += [
                 asyncio.create_task(self._process_loop()),
                 asyncio.create_task(self._maintain_loop()),
+                asyncio.create_task(self._clock_loop()),
                 asyncio.create_task(self._retention_loop()),
             ]
         if DELIVER in self.parts:

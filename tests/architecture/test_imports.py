@@ -14,16 +14,32 @@ PACKAGE = "pbmserv"
 #: What each part of the package may import of ours, besides itself.
 ALLOWED: dict[str, frozenset[str]] = {
     "__main__": frozenset({"cli"}),
-    "cli": frozenset({"core", "mail", "db", "games", "tournaments", "config", "logs", "resources"}),
+    "cli": frozenset(
+        {
+            "core",
+            "mail",
+            "db",
+            "games",
+            "tournaments",
+            "config",
+            "logs",
+            "resources",
+            "time_controls",
+        }
+    ),
     "mail": frozenset({"core", "db", "config", "logs", "resources"}),
-    "core": frozenset({"db", "games", "robots", "tournaments", "config", "logs", "resources"}),
+    "core": frozenset(
+        {"db", "games", "robots", "tournaments", "config", "logs", "resources", "time_controls"}
+    ),
     "db": frozenset({"config", "resources"}),
     "games": frozenset(),
     # The robots' search: pure, over the game contract (and a game's own scoring for its
     # playout policy).
     "robots": frozenset({"games"}),
     "tournaments": frozenset(),
-    "config": frozenset(),
+    # Correspondence clocks' pure rules: read by the config (a game's clock) and the core.
+    "time_controls": frozenset(),
+    "config": frozenset({"time_controls"}),
     "logs": frozenset(),
     "resources": frozenset(),
 }

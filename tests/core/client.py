@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core.context import CommandContext
+from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.results import Section
 from pbmserv.db.engine import session_factory, transaction
@@ -20,9 +22,15 @@ class Client:
         self.settings = Settings(confirm_addresses=False)
         self.notifications: list = []
 
-    def run(self, line: str, sender: str = "alice@example.org") -> Section:
+    def run(
+        self, line: str, sender: str = "alice@example.org", at: datetime | None = None
+    ) -> Section:
+        """Run ``line`` from ``sender`` (``at``: as if it were then; None: now)."""
         with transaction(self.factory) as session:
-            ctx = CommandContext(session=session, settings=self.settings, sender=sender)
+            clock = (lambda: at) if at is not None else utcnow
+            ctx = CommandContext(
+                session=session, settings=self.settings, sender=sender, clock=clock
+            )
             section = dispatch_line(ctx, line)
             self.notifications = list(ctx.notifications)
             # Every section must render with its template.

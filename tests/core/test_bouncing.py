@@ -16,12 +16,13 @@ from sqlalchemy import Connection, Engine, select, update
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
 from pbmserv.core import bouncing
+from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError
 from pbmserv.db.engine import session_factory, transaction
-from pbmserv.db.models import Address, GameRow, OutboxMessage, ServerKey
+from pbmserv.db.models import Address, GameRow, OutboxMessage, Seat, ServerKey
 from pbmserv.mail.bounces import DeliveryReport, RecipientStatus
 from pbmserv.mail.compose import render_notice
 from pbmserv.mail.wording import notice_subject
@@ -265,7 +266,7 @@ def test_a_bouncing_players_boards_wait_then_get_full_time(players: Client) -> N
     assert maintain(players, year + timedelta(days=30)).forfeited == [2]
     # Bob writes in: the mark and the count are gone, and board 1 has its full time again.
     with transaction(players.factory) as session:
-        assert bouncing.clear_bouncing(session, "BOB@example.org", year)
+        assert bouncing.clear_bouncing(session, "BOB@example.org", year, (48, 24))
     row = address_row(players)
     assert row is not None and row.hard_bounces == 0 and row.bouncing_since is None
     assert row.last_bounce is not None  # the last report stays, for the operator
@@ -281,9 +282,9 @@ def test_clearing_resets_the_count_below_the_limit_and_is_cheap_when_clean(
     with transaction(players.factory) as session:
         ctx = CommandContext(session=session, settings=SETTINGS, sender=BOB)
         assert ctx.has_bounced(BOB) and not ctx.is_bouncing(BOB)
-        assert bouncing.clear_bouncing(session, BOB, START)
-        assert not bouncing.clear_bouncing(session, BOB, START)  # nothing left to clear
-        assert not bouncing.clear_bouncing(session, "nobody@example.org", START)
+        assert bouncing.clear_bouncing(session, BOB, START, (48, 24))
+        assert not bouncing.clear_bouncing(session, BOB, START, (48, 24))  # nothing left to clear
+        assert not bouncing.clear_bouncing(session, "nobody@example.org", START, (48, 24))
     row = address_row(players)
     assert row is not None and row.hard_bounces == 0
 
@@ -324,3 +325,25 @@ def test_help_says_what_a_bouncing_address_means(client: Client) -> None:
     assert page.ok and "no reminders and no forfeits" in page.text
     assert "operator of this server decides" in page.text
     assert "bounces" in client.run("help topics").text
+
+
+def test_a_bouncing_players_clock_stops_and_runs_again_when_mail_comes(players: Client) -> None:
+    assert players.run("extinction challenge -clock=fast bob alice", at=START).ok
+    half_a_day = START + timedelta(hours=12)
+    for _ in range(SETTINGS.bounce_limit):
+        bounce(players, sent_to(players), now=half_a_day)
+    ((left, since),) = players.query(
+        select(Seat.clock_left, Seat.clock_since).where(Seat.game_id == 1, Seat.seat == 0)
+    )
+    assert (left, since) == (3 * 86400 - 12 * 3600, None)
+    # A month on, nothing has run out: the board waits, for both sides.
+    sweep = START + timedelta(days=30)
+    with transaction(players.factory) as session:
+        report = sweep_clocks(CommandContext(session, SETTINGS, None, clock=lambda: sweep))
+    assert report.lost_on_time == [] and report.vacations_begun == []
+    with transaction(players.factory) as session:
+        assert bouncing.clear_bouncing(session, BOB, sweep, SETTINGS.reminder_hours)
+    ((left, since),) = players.query(
+        select(Seat.clock_left, Seat.clock_since).where(Seat.game_id == 1, Seat.seat == 0)
+    )
+    assert left == 3 * 86400 - 12 * 3600 and since is not None

@@ -1,4 +1,5 @@
-"""signoff / signon: no reminders or forfeits while away, the boards marked, full time after."""
+"""signoff / signon, the vacation's old words: no reminders or forfeits while away, the boards
+marked, full time after."""
 
 from __future__ import annotations
 
@@ -25,13 +26,13 @@ def maintain(players: Client, days: float):  # type: ignore[no-untyped-def]
 def test_a_signed_off_players_boards_wait_and_get_full_time_back(players: Client) -> None:
     assert players.run("chameleon challenge -size=5 alice bob").ok
     away = players.run("signoff alice secret1")
-    assert away.ok and "alice is signed off" in away.text
+    assert away.ok and "alice is on vacation" in away.text
     assert "(Vert, away)" in players.run("chameleon board 1").text
-    assert "alice is signed off (away)" in players.run("status alice").text
+    assert "alice is on vacation (away)" in players.run("status alice").text
     report = maintain(players, 365)
     assert report.reminded == [] and report.forfeited == []
     back = players.run("signon alice secret1")
-    assert back.ok and "Welcome back" in back.text
+    assert back.ok and "Welcome back" in back.text and "took 1 day; 19 left" in back.text
     ((status,),) = players.query(select(GameRow.status))
     assert status == "active"
     # The idle clock started again at the signon: nothing is due at once.
@@ -43,5 +44,5 @@ def test_a_signed_off_players_boards_wait_and_get_full_time_back(players: Client
 
 def test_signon_without_signoff_changes_nothing(players: Client) -> None:
     again = players.run("signon alice secret1")
-    assert again.ok and "was not signed off" in again.text
+    assert again.ok and "was not on vacation" in again.text
     assert not players.run("signoff alice wrong").ok

@@ -181,3 +181,33 @@ def test_ratings_from_before_glicko2_are_replayed_into_it(empty_engine: Engine) 
     assert ben_glicko > 1500 > ann_glicko and ann_rd == ben_rd < 350
     assert ann_at is not None and str(ann_at).startswith("2026-01-08")
     assert changes[0][0] < 0 < changes[1][0]
+
+
+def test_boards_from_before_clocks_keep_none_and_the_signed_off_get_a_fresh_bank(
+    empty_engine: Engine,
+) -> None:
+    upgrade(empty_engine, "0018")
+    with empty_engine.begin() as conn:
+        conn.execute(
+            text(
+                "INSERT INTO users (id, userid, display_id, full_name, email, password_hash,"
+                " disabled, created_at, mail_format, digest, away_since) VALUES (100, 'ann',"
+                " 'ann', '', 'ann@example.org', 'x', false, CURRENT_TIMESTAMP, 'html', 'off',"
+                " '2020-01-01 00:00:00')"
+            )
+        )
+        conn.execute(
+            text(
+                "INSERT INTO games (id, game, options, seed, status, ply, to_move, state,"
+                " state_version, version, created_at, updated_at) VALUES (1, 'owlman', '{}',"
+                " 7, 'active', 0, '0', '{}', 1, 1, CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
+    upgrade(empty_engine)
+    with empty_engine.connect() as conn:
+        away = conn.execute(
+            text("SELECT away_since, vacation_days_used FROM users WHERE id = 100")
+        ).one()
+        clock = conn.execute(text("SELECT time_control, clock_due_at FROM games")).one()
+    assert not str(away[0]).startswith("2020") and away[1] == 0
+    assert tuple(clock) == (None, None)

@@ -17,6 +17,7 @@ from sqlalchemy import Engine, select, text
 
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
+from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
@@ -374,8 +375,36 @@ def test_withdrawal_forfeits_the_active_board_and_walks_over_later_rounds(desk: 
     assert not again.ok and "cat is not playing in league" in again.text
 
 
-def test_a_board_forfeited_by_maintenance_ends_its_match_and_the_round(desk: Desk) -> None:
+def test_a_tournament_gets_the_configured_clock_or_its_own(desk: Desk) -> None:
     desk.begin("cup", "knockout", ["chameleon:size=3"], ["ann", "bob"])
+    desk.begin("slowcup", "knockout", ["chameleon:size=3"], ["cat", "dan"], clock="slow")
+    controls = desk.query(select(GameRow.time_control).order_by(GameRow.id))
+    assert controls == [("10d+36h/10d",), ("21d+3d/30d",)]
+    with pytest.raises(CommandError, match="--clock: "):
+        desk.create("bad", "knockout", ["chameleon:size=3"], clock="soon")
+
+
+def test_a_loss_on_time_ends_its_match_and_the_round(desk: Desk) -> None:
+    desk.begin("cup", "knockout", ["chameleon:size=3"], ["ann", "bob"], clock="fast")
+    [(board, first, _)] = desk.active_boards()
+    desk.new_mail()
+    # The first player never moves: 3 days, then 20 vacation days, and the board is lost.
+    later = utcnow() + timedelta(days=24)
+
+    def sweep(ctx: CommandContext) -> Any:
+        ctx.clock = lambda: later
+        return sweep_clocks(ctx)
+
+    assert desk.operate(sweep).lost_on_time == [board]
+    assert desk.status("cup") == ("finished", 1)
+    [(result,)] = desk.query(select(GameRow.result).where(GameRow.id == board))
+    assert result["termination"] == "time" and result["reason"].startswith(first)
+    assert any("final standings" in subject for _, subject, _ in desk.new_mail())
+
+
+def test_a_board_forfeited_by_maintenance_ends_its_match_and_the_round(desk: Desk) -> None:
+    # A tournament without clocks has the idle rule.
+    desk.begin("cup", "knockout", ["chameleon:size=3"], ["ann", "bob"], clock="none")
     [(board, first, _)] = desk.active_boards()
     desk.new_mail()
     # Past every idle limit: the mover is reminded, and forfeits once the notice has passed.

@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 
 from sqlalchemy import delete as delete_rows
-from sqlalchemy import func, select, update
+from sqlalchemy import func, select
 
 from pbmserv.core import board_mail, confirmation, logins
 from pbmserv.core.addresses import users_of_address
@@ -291,52 +291,6 @@ def delete(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
         kind="deleted",
         data={"userid": user.display_id, "email": address},
         summary=f"delete {user.display_id}",
-    )
-
-
-@command(
-    "signoff",
-    "signoff USERID PASSWORD",
-    "go away for a while: no reminders and no forfeits on your boards until you sign on",
-    secret_words=(2,),
-    min_words=3,
-    max_words=3,
-    details="Your boards are marked (away) for the other players, and wait for you, for both\n"
-    'sides. "signon USERID PASSWORD" brings you back: every board of yours then gets its\n'
-    "full time again before a reminder.",
-)
-def signoff(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
-    user = logins.authenticate(ctx, line.words[1], line.words[2])
-    if user.away_since is None:
-        user.away_since = ctx.now()
-    return Section("signed_off", {"userid": user.display_id}, summary=f"signoff {user.userid}")
-
-
-@command(
-    "signon",
-    "signon USERID PASSWORD",
-    "come back after signoff: reminders and forfeits start again, with full time",
-    secret_words=(2,),
-    min_words=3,
-    max_words=3,
-)
-def signon(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
-    user = logins.authenticate(ctx, line.words[1], line.words[2])
-    was_away = user.away_since is not None
-    user.away_since = None
-    if was_away:
-        # The idle clock starts again: time away never counts towards a forfeit.
-        mine = select(Seat.game_id).where(Seat.user_id == user.id)
-        ctx.session.execute(
-            update(GameRow)
-            .where(GameRow.id.in_(mine), GameRow.status == "active")
-            .values(updated_at=ctx.now(), reminded_at=None)
-            .execution_options(synchronize_session=False)
-        )
-    return Section(
-        "signed_on",
-        {"userid": user.display_id, "was_away": was_away},
-        summary=f"signon {user.userid}",
     )
 
 

@@ -138,7 +138,7 @@ def _views(ctx: CommandContext, rows: list[GameRow], viewer: User | None) -> lis
             continue
         board = service.load_board(ctx, game, str(row.id), for_update=False)
         seat = board.seat_of(viewer) if viewer is not None else None
-        view = service.board_view(board, seat, viewer if seat is not None else None)
+        view = service.board_view(board, seat, viewer if seat is not None else None, now=ctx.now())
         # A player's own queue (GAME queue) is theirs to see.
         texts = queued.pending(ctx, board, seat) if seat is not None else []
         view["queued"] = [f"if {a}, then {b}" for a, b in zip(texts[::2], texts[1::2], strict=True)]

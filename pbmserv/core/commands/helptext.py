@@ -18,6 +18,7 @@ from pbmserv.core.results import CommandError, Section
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame
 from pbmserv.resources import templates_dir
+from pbmserv.time_controls import PRESETS, parse_time_control
 
 TOPIC_PATTERN = re.compile(r"^[a-z0-9][a-z0-9_-]{0,39}$")
 
@@ -64,6 +65,14 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) 
         "digest_hour": ctx.settings.digest_hour,
         "robot_games_per_user": ctx.settings.robot_games_per_user,
         "robot_cpu_seconds": f"{ctx.settings.robot_cpu_seconds:g}",
+        "clock_presets": {
+            name: parse_time_control(text).describe()  # type: ignore[union-attr]
+            for name, text in PRESETS.items()
+        },
+        "default_clock": ctx.settings.clock,
+        "tournament_clock": ctx.settings.tournament_clock,
+        "reminder_hours": ctx.settings.reminder_hours,
+        "vacation_days_per_year": ctx.settings.vacation_days_per_year,
     }
     if topic == "index":
         games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]

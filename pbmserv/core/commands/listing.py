@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import func, select
 
 from pbmserv.core import game_service as service
-from pbmserv.core import numbering
+from pbmserv.core import numbering, vacations
 from pbmserv.core.addresses import users_of_address
 from pbmserv.core.commands.registry import command
 from pbmserv.core.commands.settings import settings_of
@@ -100,10 +100,13 @@ def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
                 + ", ".join(s.user.display_id for s in row.seats if s.seat in waiting),
             }
         )
+    per_year = ctx.settings.vacation_days_per_year
     context = {
         "userid": user.display_id,
         "boards": boards,
         "away": user.away_since is not None,
+        "vacation_until": vacations.when_text(vacations.vacation_end(user, per_year)),
+        "vacation_days": vacations.days_left(user, ctx.now(), per_year),
         "settings": settings_of(user),
     }
     return Section("status", context, summary=f"status {user.userid}")

@@ -18,6 +18,7 @@ from pbmserv.core.results import CommandError, Section
 from pbmserv.core.robot_identity import is_robot
 from pbmserv.db.models import MoveRow, Observer, User
 from pbmserv.games.base import AnyGame, OptionError
+from pbmserv.time_controls import PRESETS, TimeControl, TimeControlError, parse_time_control
 
 #: History entries only their own player may see.
 PRIVATE_ENTRIES = ("submit", "queue")
@@ -63,6 +64,10 @@ def _challenge_words(words: tuple[str, ...]) -> int:
     game_scoped=True,
     min_words=4,
     max_words=_challenge_words,
+    details="Options are the game's own (help GAME), and -clock=, a clock for each player: \n"
+    "-clock=10d+36h/10d (10 days to start, 36 hours more a move, never more than 10 days),\n"
+    f"a preset ({', '.join(PRESETS)}), or -clock=none (no clock: reminders and a forfeit\n"
+    "after idle weeks instead). See: help clocks",
 )
 def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
@@ -75,18 +80,20 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     if len({u.id for u in users}) != len(users):
         raise CommandError("a player cannot play against themselves: name two different users")
     robots.check_challenge(ctx, users)
+    time_control = _time_control(ctx, game, raw_options.pop("clock", None))
     try:
         options = game.validate_options(raw_options, len(users))
     except OptionError as error:
         allowed = "; ".join(o.describe() for o in game.SPEC.options) or "none"
         raise CommandError(str(error), hint=f"Options of {game.SPEC.name}: {allowed}") from None
-    board = service.create_board(ctx, game, options, users)
+    board = service.create_board(ctx, game, options, users, time_control)
     service.notify_board(ctx, board, event=f"New game: {game.SPEC.title}, board {board.number}.")
     context = {
         "game": game.SPEC.name,
         "title": game.SPEC.title,
         "board": board.number,
         "options": options,
+        "time_control": time_control.describe() if time_control else None,
         "players": [board.seat_label(s) for s in range(len(users))],
         # The robot on the board, if one is: it is mailed nothing and needs no asking.
         "robot": next((u.display_id for u in users if is_robot(u)), None),
@@ -97,6 +104,21 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
         context,
         summary=f"{game.SPEC.name} challenge board={board.number}",
     )
+
+
+def _time_control(ctx: CommandContext, game: AnyGame, written: str | None) -> TimeControl | None:
+    """The clock a challenge asks for (``-clock=``), else the game's from the config."""
+    if written is None:
+        return ctx.settings.time_control(game.SPEC.name)
+    try:
+        return parse_time_control(written)
+    except TimeControlError as error:
+        presets = ", ".join(f"{name} ({text})" for name, text in PRESETS.items())
+        raise CommandError(
+            str(error),
+            hint=f"-clock=INITIAL+INCREMENT/MAXIMUM, like -clock=10d+36h/10d; or a preset: "
+            f"{presets}; or -clock=none. See: help clocks",
+        ) from None
 
 
 def play_and_report(
@@ -217,7 +239,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: AnyGame | None) 
         seat = board.seat_of(user)
     elif len(line.words) == 4:
         raise CommandError("to see your own view, give your user id and password")
-    context = {"view": service.board_view(board, seat, user)}
+    context = {"view": service.board_view(board, seat, user, now=ctx.now())}
     return Section(
         "board",
         context,
@@ -379,7 +401,7 @@ def observe(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         "game": game.SPEC.name,
         "board": board.number,
         "already": existing is not None,
-        "view": service.board_view(board, None, user),
+        "view": service.board_view(board, None, user, now=ctx.now()),
     }
     return Section(
         "observing",

@@ -17,7 +17,7 @@ from pbmserv.db.models import MoveRow
 from pbmserv.games.base import AnyGame, InvalidMoveError, MoveError
 
 #: History entries after a submission that make it stale: the position it was made for is gone.
-_STALE_AFTER = ("move", "undo", "submit", "resign", "forfeit", "adjudicate")
+_STALE_AFTER = ("move", "undo", "submit", "resign", "forfeit", "time", "adjudicate")
 
 
 @command(

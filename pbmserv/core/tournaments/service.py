@@ -24,6 +24,7 @@ from pbmserv.core.tournaments.mail import mail_pairings, mail_standings
 from pbmserv.core.tournaments.state import PlannedRound, pairing_of
 from pbmserv.db.models import Entry, GameRow, Match, Tournament, User
 from pbmserv.games import find_game
+from pbmserv.time_controls import parse_time_control
 from pbmserv.tournaments import (
     Format,
     MatchResult,
@@ -192,7 +193,9 @@ def create_boards(
     rows = []
     for number, pairing in enumerate(games, start=already + 1):
         players = [ctx.session.get_one(User, p) for p in pairing.players]
-        board = service.create_board(ctx, game, dict(listed["options"]), players)
+        clock = tournament.params.get("clock")
+        time_control = parse_time_control(clock) if clock else None
+        board = service.create_board(ctx, game, dict(listed["options"]), players, time_control)
         board.row.match_id = match.id
         which = f"game {number} of {match.games}" if number <= match.games else "a deciding game"
         service.notify_board(

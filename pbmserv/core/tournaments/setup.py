@@ -19,6 +19,7 @@ from pbmserv.core.results import CommandError
 from pbmserv.db.models import Entry, Tournament, User
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import OptionError
+from pbmserv.time_controls import TimeControlError, parse_time_control
 from pbmserv.tournaments import Format, PolyludicError, parse_format, polyludic_rules
 
 NAME_PATTERN = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,39}$")
@@ -139,8 +140,10 @@ def create_tournament(
     match_games: int = 1,
     repechage: bool = False,
     polyludic: PolyludicParams = PolyludicParams(),
+    clock: str | None = None,
 ) -> Tournament:
-    """A new tournament, as a draft. More than one game listed makes it poly-ludic."""
+    """A new tournament, as a draft. More than one game listed makes it poly-ludic. Its boards
+    have the clock ``clock`` (None: the config's ``tournament_clock``; "none": no clock)."""
     if not NAME_PATTERN.match(name):
         raise CommandError(f'"{name}" cannot be a tournament name: use {NAME_RULE}')
     if _named(ctx, name) is not None:
@@ -162,7 +165,12 @@ def create_tournament(
         raise CommandError(
             "--pg, --ps, --pc and --lp are for poly-ludic tournaments (two games or more)"
         )
+    try:
+        time_control = parse_time_control(clock or ctx.settings.tournament_clock)
+    except TimeControlError as error:
+        raise CommandError(f"--clock: {error}") from None
     params: dict[str, Any] = {
+        "clock": str(time_control) if time_control else None,
         "rounds": rounds,
         "match_games": match_games,
         "repechage": repechage,

@@ -3,27 +3,13 @@ replay of a real database ends where the server's ratings stand."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-from types import ModuleType
-
 import pytest
 
 from pbmserv.db.models import Rating
+from tests.bench_scripts import load_bench
 from tests.core.client import Client
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "ratings.py"
 pytestmark = pytest.mark.db
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("ratings_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_replaying_a_database_ends_at_the_servers_ratings(players: Client, engine) -> None:  # type: ignore[no-untyped-def]
@@ -35,7 +21,7 @@ def test_replaying_a_database_ends_at_the_servers_ratings(players: Client, engin
     assert players.run("extinction challenge alice bob").ok
     assert players.run("extinction propose 4 alice secret1 draw").ok
     assert players.run("extinction accept 4 Bob hunter22", sender="bob@example.org").ok
-    bench = load_bench()
+    bench = load_bench("ratings")
     replayed = bench.from_database(
         engine.url.render_as_string(hide_password=False), players.settings.rating_period_days
     )
@@ -53,6 +39,6 @@ def test_replaying_a_database_ends_at_the_servers_ratings(players: Client, engin
 
 
 def test_on_a_synthetic_season_glicko2_predicts_better_than_elo() -> None:
-    season = load_bench().league(seed=3, period_days=7.0)
+    season = load_bench("ratings").league(seed=3, period_days=7.0)
     assert season.elo_score.games > 3000
     assert season.glicko_score.mean_log_loss < season.elo_score.mean_log_loss

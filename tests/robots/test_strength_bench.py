@@ -3,30 +3,18 @@ run with the same code reuses the recorded games, and a run with other code play
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "robots.py"
-
-
-def load_bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("robots_bench", BENCH)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from tests.bench_scripts import load_bench
 
 
 def test_the_bench_records_each_game_and_reuses_it(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    bench = load_bench()
+    bench = load_bench("robots")
     record = tmp_path / "games.jsonl"
     args = ["--only", "chameleon", "--pairs", "L1:random", "--games", "2", "--record", str(record)]
     assert bench.main(args) == 0
@@ -48,14 +36,14 @@ def test_the_bench_records_each_game_and_reuses_it(
 
 
 def test_an_unknown_player_stops_the_bench_before_any_game(tmp_path: Path) -> None:
-    bench = load_bench()
+    bench = load_bench("robots")
     with pytest.raises(SystemExit, match="no player 'L9'"):
         bench.main(["--only", "chameleon", "--pairs", "L9:L1", "--record", str(tmp_path / "r")])
     assert not (tmp_path / "r").exists()
 
 
 def test_the_record_outlives_new_wording_but_not_new_code(tmp_path: Path) -> None:
-    code_of = load_bench()._code_of
+    code_of = load_bench("robots")._code_of
     module = tmp_path / "module.py"
     module.write_text('"""Doc."""\n\ndef f(x):\n    """Twice x."""\n    return 2 * x\n')
     before = code_of(module)

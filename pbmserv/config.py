@@ -8,6 +8,7 @@ limits in ``[games.NAME]`` tables (see deploy/pbmserv.toml for a commented examp
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
@@ -46,6 +47,9 @@ class Settings:
     relay_tls_server_name: str | None = None
     # CA certificates (PEM) to check the relay's certificate against (default: the system's).
     relay_ca_file: Path | None = None
+    # The name pbmserv gives itself in EHLO to the relay (default: the domain of ``address``;
+    # the host's own name is often "localhost", which providers score as spam).
+    ehlo_name: str | None = None
     # DKIM signing of every outgoing mail: selector, PEM private key, signing domain (default:
     # the domain of ``address``). Unset selector or key: mail goes unsigned.
     dkim_selector: str | None = None
@@ -184,6 +188,11 @@ class Settings:
         host, _, port = self.relay.rpartition(":")
         return (host or "127.0.0.1", int(port))
 
+    @property
+    def ehlo_hostname(self) -> str:
+        """The name said in EHLO: ``ehlo_name``, else the domain of ``address``."""
+        return self.ehlo_name or self.address.rpartition("@")[2] or "localhost"
+
     def time_control(self, game: str) -> TimeControl | None:
         """The clock of a new board of ``game`` when its challenge names none."""
         return parse_time_control(self.game_clocks.get(game, self.clock))
@@ -210,6 +219,7 @@ ENV_NAMES = {
     "relay_tls": "PBMSERV_RELAY_TLS",
     "relay_tls_server_name": "PBMSERV_RELAY_TLS_SERVER_NAME",
     "relay_ca_file": "PBMSERV_RELAY_CA_FILE",
+    "ehlo_name": "PBMSERV_EHLO_NAME",
     "dkim_selector": "PBMSERV_DKIM_SELECTOR",
     "dkim_key_file": "PBMSERV_DKIM_KEY_FILE",
     "dkim_domain": "PBMSERV_DKIM_DOMAIN",
@@ -272,6 +282,8 @@ SECRET_FIELDS = ("relay_password", "imap_password")
 LOG_FORMATS = ("text", "json")
 RELAY_TLS_LEVELS = ("may", "starttls", "tls", "none")
 _TYPES = {f.name: f.type for f in fields(Settings)}
+# A host name (letters, digits, hyphens, dots) or an address literal such as [192.0.2.1].
+_EHLO_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f.:]{2,45}\]")
 
 
 def _convert(name: str, raw: object) -> object:
@@ -438,6 +450,9 @@ def load_settings(
     ):
         if getattr(settings, name) < 1:
             raise ConfigError(f"{name} must be 1 or more")
+    if not _EHLO_NAME.fullmatch(settings.ehlo_hostname):
+        shown = settings.ehlo_hostname
+        raise ConfigError(f"ehlo_name must be a host name such as mail.example.org, not {shown!r}")
     if settings.bounce_limit < 1:
         raise ConfigError("bounce_limit must be 1 or more")
     if settings.imap and settings.workers > 1:
@@ -487,6 +502,8 @@ def describe_settings(settings: Settings) -> dict[str, Any]:
             value = "********"
         elif name == "db_url":
             value = _mask_url(value)
+        elif name == "ehlo_name":
+            value = settings.ehlo_hostname  # the name in effect, the default included
         elif isinstance(value, Path):
             value = str(value)
         shown[name] = value

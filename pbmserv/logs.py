@@ -34,8 +34,10 @@ class JsonFormatter(logging.Formatter):
             "level": record.levelname.lower(),
             "logger": record.name,
             "message": record.getMessage(),
-            **_fields(record),
         }
+        for key, value in _fields(record).items():
+            # A fact never overwrites the line's own keys (a robot's "level" is not the log's).
+            entry[f"field_{key}" if key in entry or key == "exception" else key] = value
         if record.exc_info:
             entry["exception"] = self.formatException(record.exc_info)
         return json.dumps(entry, ensure_ascii=False, default=str)

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pbmserv.cli import tables
+from pbmserv.cli.admin_relay import add_relay_parser
 from pbmserv.cli.admin_tournaments import add_tournament_parser
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings, mask_url
@@ -52,6 +53,16 @@ def _positive(text: str) -> float:
     value = float(text)
     if value < 0:
         raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be 1 or more")
     return value
 
 
@@ -91,7 +102,14 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     ).add_argument("userid")
     p = action(users, "set-email", _users_email, "change a user's address (both are told)")
     p.add_argument("userid")
-    p.add_argument("address")
+    p.add_argument("new_address", metavar="ADDRESS")
+    action(
+        users,
+        "confirm",
+        _users_confirm,
+        "confirm an address whose confirmation mail was lost: what the player's reply would "
+        "have done (their held messages are processed, a waiting address change is made)",
+    ).add_argument("player_address", metavar="ADDRESS")
 
     games = groups.add_parser("games", help="list, show, undo, adjudicate, delete boards")
     games_actions = games.add_subparsers(dest="action", required=True, metavar="ACTION")
@@ -126,17 +144,11 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
             box, help=f"the {box}: what waits, what failed and why"
         ).add_subparsers(dest="action", required=True, metavar="ACTION")
         p = action(box_actions, "list", _box_list, f"messages in the {box}, newest first")
-        statuses = (
-            ("pending", "done", "ignored", "failed")
-            if box == "inbox"
-            else (
-                "pending",
-                "sent",
-                "failed",
-            )
-        )
+        statuses = ops.INBOX_STATUSES if box == "inbox" else ops.OUTBOX_STATUSES
         p.add_argument("--status", choices=statuses, help="only messages in this state")
-        p.add_argument("--limit", type=int, default=50, help="at most this many (default 50)")
+        p.add_argument(
+            "--limit", type=_count, default=50, help="at most this many, newest first (default 50)"
+        )
         p = action(box_actions, "retry", _box_retry, "queue failed messages again")
         target = p.add_mutually_exclusive_group(required=True)
         target.add_argument("id", nargs="?", type=int, help="the message's id")
@@ -175,6 +187,7 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
         "replay every rated board into Glicko-2 with today's rating period (Elo stays)",
     )
     add_tournament_parser(groups, action)
+    add_relay_parser(groups, action)
 
 
 def _quiet_stdout() -> None:
@@ -248,12 +261,17 @@ def _users_reset(args: argparse.Namespace, ctx: CommandContext) -> None:
 
 
 def _users_email(args: argparse.Namespace, ctx: CommandContext) -> None:
-    tables.print_message(ops.change_address(ctx, args.userid, args.address), args.json)
+    tables.print_message(ops.change_address(ctx, args.userid, args.new_address), args.json)
+
+
+def _users_confirm(args: argparse.Namespace, ctx: CommandContext) -> None:
+    tables.print_message(ops.confirm_address(ctx, args.player_address), args.json)
 
 
 def _games_list(args: argparse.Namespace, ctx: CommandContext) -> None:
     rows = ops.list_boards(ctx, args.game, args.status, args.player, args.idle_days)
-    tables.print_rows(rows, args.json, "no boards")
+    filtered = (args.game, args.status, args.player, args.idle_days) != (None,) * 4
+    tables.print_rows(rows, args.json, "no boards match the filters" if filtered else "no boards")
 
 
 def _games_show(args: argparse.Namespace, ctx: CommandContext) -> None:
@@ -288,7 +306,17 @@ def _confirmed(question: str) -> bool:
 
 def _box_list(args: argparse.Namespace, ctx: CommandContext) -> None:
     lister = ops.list_inbox if args.group == "inbox" else ops.list_outbox
-    tables.print_rows(lister(ctx, args.status, args.limit), args.json, f"{args.group} is empty")
+    rows = lister(ctx, args.status, args.limit)
+    empty = (
+        f"no {args.group} message has status {args.status}"
+        if args.status
+        else f"{args.group} is empty"
+    )
+    tables.print_rows(rows, args.json, empty)
+    more = ops.count_box(ctx, args.group, args.status) - len(rows)
+    if more > 0:  # never stop short silently; with --json the array stays the whole stdout
+        note = f"({more} more, older; use --limit {len(rows) + more} to see them all)"
+        print(note, file=sys.stderr if args.json else sys.stdout)
 
 
 def _box_retry(args: argparse.Namespace, ctx: CommandContext) -> None:

@@ -60,6 +60,7 @@ def add_tournament_parser(groups: Any, action: ActionMaker) -> None:
     p.add_argument("--lp", help="LP, the level of PP that brings compensation (default 1/2)")
     p.add_argument(
         "--clock",
+        dest="boards_clock",
         help="the boards' clock: 10d+36h/10d, a preset (fast, normal, slow) or none "
         "(default: the config's tournament_clock)",
     )
@@ -98,7 +99,7 @@ def _create(args: argparse.Namespace, ctx: CommandContext) -> None:
         match_games=args.match_games,
         repechage=args.repechage,
         polyludic=PolyludicParams(args.pg, args.ps, args.pc, args.lp),
-        clock=args.clock,
+        clock=args.boards_clock,
     )
     tables.print_message(
         f"tournament {tournament.id} ({tournament.name}) created as a draft; "

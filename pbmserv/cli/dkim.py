@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import grp
 import os
 import sys
 from pathlib import Path
@@ -35,6 +36,14 @@ def add_dkim_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     keygen.add_argument("--selector", help="the DKIM selector (default: dkim_selector, or pbmserv)")
     keygen.add_argument("--domain", help="the signing domain (default: the server address's)")
     keygen.add_argument("--bits", type=int, default=DEFAULT_KEY_BITS, help="RSA key size")
+    keygen.add_argument(
+        "--group",
+        dest="key_group",
+        metavar="GROUP",
+        help="make the key file mode 0640 and owned by this group (run as root with "
+        "--group pbmserv: root:pbmserv like the config file; default: mode 0600 for the user "
+        "who runs the command)",
+    )
     records = actions.add_parser("records", help="print the DNS records for the configured key")
     add_config_options(records)
 
@@ -69,16 +78,24 @@ def _keygen(args: argparse.Namespace, settings: Settings) -> int:
             f"pbmserv: {path} exists; a new key would break the published record", file=sys.stderr
         )
         return EX_CANTCREAT
+    group_id: int | None = None
+    if args.key_group is not None:
+        try:
+            group_id = grp.getgrnam(args.key_group).gr_gid
+        except KeyError:
+            print(f"pbmserv: there is no group {args.key_group!r}", file=sys.stderr)
+            return 2
     key = new_key(args.bits)
     try:
-        # Readable by its owner alone from the first byte: it is the server's signing secret.
-        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        with os.fdopen(descriptor, "wb") as handle:
-            handle.write(key)
+        _write_key(path, key, group_id)
     except OSError as error:
         print(f"pbmserv: cannot write {path}: {error.strerror}", file=sys.stderr)
         return EX_CANTCREAT
-    print(f"Wrote a {args.bits}-bit RSA key to {path} (mode 0600; the server's user must read it).")
+    if group_id is None:
+        mode = "mode 0600, for this user alone; the server's user must read it"
+    else:
+        mode = f"mode 0640, group {args.key_group}: the server's user must be in the group"
+    print(f"Wrote a {args.bits}-bit RSA key to {path} ({mode}).")
     print()
     _print_records(selector, domain, key)
     print()
@@ -88,6 +105,22 @@ def _keygen(args: argparse.Namespace, settings: Settings) -> int:
     if args.domain:
         print(f'  dkim_domain = "{domain}"')
     return 0
+
+
+def _write_key(path: Path, key: bytes, group_id: int | None) -> None:
+    """Write the key, readable by no one else from the first byte (it is the server's signing
+    secret); with a group, that group may read it too, given before a byte is written."""
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        if group_id is not None:
+            os.fchown(descriptor, -1, group_id)
+            os.fchmod(descriptor, 0o640)
+    except OSError:
+        os.close(descriptor)
+        path.unlink(missing_ok=True)  # an empty file would block the next try (O_EXCL)
+        raise
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(key)
 
 
 def _print_records(selector: str, domain: str, key: bytes) -> None:

@@ -15,12 +15,11 @@ from typing import Any
 from sqlalchemy import Engine
 
 from pbmserv.cli.dkim import add_dkim_parser, run_dkim
-from pbmserv.cli.options import add_config_options
+from pbmserv.cli.options import add_config_options, add_setting_option, settings_from
 from pbmserv.config import (
     ConfigError,
     Settings,
     describe_settings,
-    load_settings,
     mask_url,
 )
 from pbmserv.core.rating_history import fill_glicko
@@ -38,18 +37,29 @@ EX_UNAVAILABLE = 69  # sysexits: the port to listen on is taken (a person must a
 
 def _common(parser: argparse.ArgumentParser) -> None:
     add_config_options(parser)
-    parser.add_argument("--address", help="the server's own address (env PBMSERV_ADDRESS)")
-    parser.add_argument(
+    add_setting_option(
+        parser,
+        "--address",
+        setting="address",
+        help="the server's own address (env PBMSERV_ADDRESS)",
+    )
+    add_setting_option(
+        parser,
         "--relay",
+        setting="relay",
         help="deliver through this SMTP relay HOST:PORT "
         "(env PBMSERV_RELAY); without one, mail goes to the spool folder",
     )
-    parser.add_argument(
-        "--spool", help="folder for outgoing .eml files (env PBMSERV_SPOOL; default ./spool)"
+    add_setting_option(
+        parser,
+        "--spool",
+        setting="spool",
+        help="folder for outgoing .eml files (env PBMSERV_SPOOL; default ./spool)",
     )
-    parser.add_argument(
+    add_setting_option(
+        parser,
         "--max-size",
-        dest="max_message_bytes",
+        setting="max_message_bytes",
         type=int,
         help="largest message accepted, in bytes (default 1048576)",
     )
@@ -62,38 +72,53 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the SMTP listener and the mail workers")
     _common(serve)
-    serve.add_argument(
-        "--listen", help="HOST:PORT to listen on (env PBMSERV_LISTEN; default 127.0.0.1:2525)"
+    add_setting_option(
+        serve,
+        "--listen",
+        setting="listen",
+        help="HOST:PORT to listen on (env PBMSERV_LISTEN; default 127.0.0.1:2525)",
     )
-    serve.add_argument(
+    add_setting_option(
+        serve,
         "--imap",
+        setting="imap",
         metavar="URL",
         help="read this hosted mailbox (imaps://USER@HOST/FOLDER; password in env "
         "PBMSERV_IMAP_PASSWORD) instead of listening for SMTP (env PBMSERV_IMAP)",
     )
-    serve.add_argument(
-        "--poll", dest="poll_seconds", type=float, help="seconds between database polls (default 2)"
+    add_setting_option(
+        serve,
+        "--poll",
+        setting="poll_seconds",
+        type=float,
+        help="seconds between database polls (default 2)",
     )
-    serve.add_argument(
+    add_setting_option(
+        serve,
         "--rate-limit",
-        dest="rate_limit_per_hour",
+        setting="rate_limit_per_hour",
         type=int,
         help="messages per envelope sender per hour (default 300; 0 = no limit)",
     )
-    serve.add_argument(
+    add_setting_option(
+        serve,
         "--from-rate-limit",
-        dest="from_rate_limit_per_hour",
+        setting="from_rate_limit_per_hour",
         type=int,
         help="messages per hour in the name of one From address by other envelope senders "
         "(default 60; 0 = no limit)",
     )
-    serve.add_argument(
+    add_setting_option(
+        serve,
         "--workers",
+        setting="workers",
         type=int,
         help="server processes sharing the port and the database, a core each (default 1)",
     )
-    serve.add_argument(
+    add_setting_option(
+        serve,
         "--max-connections",
+        setting="max_connections",
         type=int,
         help="SMTP sessions at once; more are answered 421 (default 100; 0 = no limit)",
     )
@@ -149,26 +174,6 @@ def build_parser() -> argparse.ArgumentParser:
     add_admin_parser(commands)
     add_dkim_parser(commands)
     return parser
-
-
-def settings_from(args: argparse.Namespace) -> Settings:
-    names = (
-        "db_url",
-        "address",
-        "relay",
-        "spool",
-        "max_message_bytes",
-        "listen",
-        "poll_seconds",
-        "rate_limit_per_hour",
-        "from_rate_limit_per_hour",
-        "max_connections",
-        "workers",
-        "imap",
-    )
-    return load_settings(
-        {n: getattr(args, n, None) for n in names}, config_file=getattr(args, "config", None)
-    )
 
 
 def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | None:

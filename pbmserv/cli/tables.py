@@ -14,7 +14,7 @@ def _cell(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, list | tuple):
         return ", ".join(str(v) for v in value)
-    return str(value)
+    return " ".join(str(value).splitlines())  # one line per row, whatever the text
 
 
 def print_rows(rows: Sequence[Mapping[str, Any]], as_json: bool, empty: str = "none") -> None:

@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
-from pbmserv.core import bouncing, clocks, confirmation, numbering, ratings
+from pbmserv.core import bouncing, clocks, confirmation, numbering, ratings, unsubscribing
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
@@ -139,7 +139,8 @@ MAX_BROADCAST_TEXT = 20_000
 
 def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: bool) -> str:
     """Mail ``text`` to every enabled user (only those with a board in play, if asked); not
-    the robots, who read no mail."""
+    the robots, who read no mail, nor those who left broadcasts (core.unsubscribing). Each
+    mail is bulk mail that names the one mail that leaves them (List-Unsubscribe)."""
     subject = " ".join(subject.split())
     if not subject or len(subject) > MAX_BROADCAST_SUBJECT:
         raise CommandError(f"the subject must be 1 to {MAX_BROADCAST_SUBJECT} characters")
@@ -148,6 +149,7 @@ def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: boo
     query = (
         select(User)
         .where(User.disabled.is_(False), User.email != "", User.robot_level.is_(None))
+        .where(User.broadcasts != "off")
         .order_by(User.id)
     )
     if playing_only:
@@ -155,8 +157,11 @@ def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: boo
         query = query.where(User.id.in_(playing))
     users = list(ctx.session.scalars(query))
     data = {"subject": subject, "text": text.strip("\n")}
+    key = bouncing.bounce_key(ctx.session)
     for user in users:
-        ctx.notify(Notification(to=user.email, channel="notice", kind="broadcast", data=data))
+        bulk = unsubscribing.bulk_mail(key, user, "broadcasts")
+        note = Notification(to=user.email, channel="notice", kind="broadcast", data=data, bulk=bulk)
+        ctx.notify(note)
     return f"broadcast to {len(users)} user(s)"
 
 
@@ -211,6 +216,24 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
     return f"{user.display_id} now gets mail at {address} (was {old})"
 
 
+def confirm_address(ctx: CommandContext, address: str) -> str:
+    """Confirm ``address`` for a player whose confirmation mail was lost: what their reply to
+    it would have done (core.confirmation), the held messages then processed by the server."""
+    if not ADDRESS_PATTERN.match(address):
+        raise CommandError(
+            f'"{address}" is not a mail address like name@example.org '
+            "(`admin users show USERID` shows a user's address)"
+        )
+    done = confirmation.confirm_by_operator(ctx, address)
+    if done is None:
+        raise CommandError(f"{address} is already confirmed; nothing was changed")
+    moved = f"; mail for {', '.join(done.moved)} now goes to it" if done.moved else ""
+    return (
+        f"{done.address} is confirmed: {done.released} held message(s) released for the "
+        f"server to process{moved}"
+    )
+
+
 # --- boards --------------------------------------------------------------------------------
 
 
@@ -256,9 +279,24 @@ def list_boards(
                 "to_move": ", ".join(s.user.display_id for s in row.seats if s.seat in to_move),
                 "moves": row.ply,
                 "last_activity": row.updated_at.isoformat(timespec="minutes"),
+                "result": _result_of(row),
             }
         )
     return rows
+
+
+def _result_of(row: GameRow) -> str:
+    """A finished board's result in few words (``alice won (resigned)``); "" while it plays."""
+    if row.result is None:
+        return ""
+    result = row.result
+    winners = [s.user.display_id for s in row.seats if s.seat in result.get("winners", [])]
+    if result.get("declined"):
+        head = "declined"
+    else:
+        head = f"{' and '.join(winners)} won" if winners else "drawn"
+    reason = result.get("reason")
+    return f"{head} ({reason})" if reason else head
 
 
 def show_board(ctx: CommandContext, number: str, viewer: str = "omniscient") -> str:
@@ -396,6 +434,20 @@ def delete_board(ctx: CommandContext, number: str) -> str:
 
 # --- inbox and outbox ----------------------------------------------------------------------
 
+#: The states of an inbox message (pbmserv.mail.processor, core.confirmation) and of an
+#: outgoing mail (pbmserv.mail.delivery): what `--status` may ask for.
+INBOX_STATUSES = ("pending", "held", "done", "ignored", "failed")
+OUTBOX_STATUSES = ("pending", "sent", "failed")
+
+
+def count_box(ctx: CommandContext, box: str, status: str | None) -> int:
+    """How many messages the inbox or outbox holds (in one state, if given)."""
+    model = InboxMessage if box == "inbox" else OutboxMessage
+    query = select(func.count()).select_from(model)
+    if status:
+        query = query.where(model.status == status)
+    return int(ctx.session.scalar(query) or 0)
+
 
 def list_inbox(ctx: CommandContext, status: str | None, limit: int) -> list[dict[str, Any]]:
     query = select(InboxMessage).order_by(InboxMessage.id.desc()).limit(limit)
@@ -408,7 +460,7 @@ def list_inbox(ctx: CommandContext, status: str | None, limit: int) -> list[dict
             "from": row.envelope_from or "",
             "status": row.status,
             "attempts": row.attempts,
-            "result": (row.error or row.summary or "")[:120],
+            "result": row.error or row.summary or "",
         }
         for row in ctx.session.scalars(query)
     ]
@@ -429,7 +481,7 @@ def list_outbox(ctx: CommandContext, status: str | None, limit: int) -> list[dic
             "next_attempt": row.next_attempt_at.isoformat(timespec="seconds")
             if row.status == "pending"
             else "",
-            "error": (row.last_error or "")[:120],
+            "error": row.last_error or "",  # whole: it ends with the setting to change
         }
         for row in ctx.session.scalars(query)
     ]

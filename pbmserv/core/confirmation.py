@@ -111,6 +111,24 @@ def confirm(ctx: CommandContext, code: str) -> Confirmed | None:
     row = ctx.session.scalar(select(Address).where(Address.code == code.lower()))
     if row is None or row.confirmed_at is not None:
         return None
+    return _release(ctx, row)
+
+
+def confirm_by_operator(ctx: CommandContext, address: str) -> Confirmed | None:
+    """Confirm ``address`` without its code (the operator vouches for a player whose mail
+    was lost): the same release as the owner's reply. None when it is already confirmed."""
+    row = ctx.session.get(Address, _key(address))
+    if row is None:
+        row = Address(address=_key(address), created_at=ctx.now())
+        ctx.session.add(row)
+    elif row.confirmed_at is not None:
+        return None
+    return _release(ctx, row)
+
+
+def _release(ctx: CommandContext, row: Address) -> Confirmed:
+    """Mark ``row`` confirmed and release what waited for it: its held messages, and the
+    users whose move to it waited. One place for both ways of confirming."""
     now = ctx.now()
     row.confirmed_at, row.code = now, None
     ctx.forget_confirmations()

@@ -9,8 +9,9 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from pbmserv.core import board_mail
+from pbmserv.core import board_mail, unsubscribing
 from pbmserv.core import game_service as service
+from pbmserv.core.bouncing import bounce_key
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import Notification
@@ -79,8 +80,15 @@ def _mail_digest(
         if picture is not None:
             pictures.append(picture)
     data = {"userid": user.display_id, "date": now.date().isoformat(), "boards": entries}
+    # Bulk mail: it names the one mail that turns the digest off (List-Unsubscribe).
+    bulk = unsubscribing.bulk_mail(bounce_key(ctx.session), user, "digest")
     ctx.notify(
         Notification(
-            to=user.email, channel="notice", kind="digest", data=data, pictures=tuple(pictures)
+            to=user.email,
+            channel="notice",
+            kind="digest",
+            data=data,
+            pictures=tuple(pictures),
+            bulk=bulk,
         )
     )

@@ -19,6 +19,7 @@ from pbmserv.core import board_mail, clocks, numbering, ratings, vacations
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
 from pbmserv.core.results import CommandError, MailThread, Notification
+from pbmserv.core.robot_identity import is_robot
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
     OMNISCIENT,
@@ -71,6 +72,16 @@ class Board:
     @property
     def finished(self) -> bool:
         return self.row.status != "active"
+
+    def robot_moves_first(self) -> bool:
+        """Whether the board's first move is a robot's: its board mail is then the first
+        mail of the board, and a mail of the empty board a second before it is one too many."""
+        to_move = self.game.to_move(self.state).seats
+        return (
+            self.game.move_number(self.state) == 0
+            and bool(to_move)
+            and all(is_robot(self.user_at(seat)) for seat in to_move)
+        )
 
 
 def parse_board_number(text: str) -> int:
@@ -574,11 +585,14 @@ def notify_board(
     board: Board,
     event: str,
     private_events: Mapping[int, str] | None = None,
+    *,
+    new_game: bool = False,
 ) -> None:
     """Mail the board to every player (their own view) and every observer (public view).
 
     ``event`` is the public account of what happened; ``private_events`` replaces it for the
-    seats that may know more (the mover of a hidden move).
+    seats that may know more (the mover of a hidden move). ``new_game``: this mail is the
+    first of the board (a robot's opening move, whose board was not mailed before it).
     """
     private_events = private_events or {}
     recipients: list[tuple[User, int | None]] = [
@@ -587,7 +601,7 @@ def notify_board(
     player_ids = {s.user_id for s in board.row.seats}
     recipients += [(u, None) for u in observers(ctx, board) if u.id not in player_ids]
     # A new game and a game's end come at once; other moves wait for a daily digest's users.
-    news = board.finished or board.game.move_number(board.state) == 0
+    news = new_game or board.finished or board.game.move_number(board.state) == 0
     recipients = [(u, seat) for u, seat in recipients if news or u.digest != "daily"]
     threads = board_mail.threads(ctx, board.row, recipients)
     drawn: dict[Viewer, str] = {}

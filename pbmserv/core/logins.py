@@ -74,6 +74,7 @@ def authenticate(
         raise CommandError(
             "the user id or password is wrong",
             hint="Passwords are case-sensitive; user ids are not.",
+            syntax_was_right=True,  # the command was written right: its syntax is no help
         )
     if user.disabled:
         raise disabled_error(user)

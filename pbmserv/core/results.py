@@ -57,6 +57,7 @@ SECTION_KINDS = frozenset(
         "tournament_table",
         "tournament_withdrawn",
         "unobserved",
+        "unsubscribed",
         "user_ratings",
         "vacation",
     }
@@ -131,6 +132,16 @@ class MailThread:
     reply_tag: str | None
 
 
+@dataclass(frozen=True)
+class BulkMail:
+    """What makes a notice bulk mail (a digest, a broadcast): the list it belongs to and the
+    command, secret code included, that takes its recipient off it (see
+    :mod:`pbmserv.core.unsubscribing`); the mail layer writes them as List-* headers."""
+
+    list_name: str
+    unsubscribe_command: str
+
+
 @dataclass
 class Notification:
     """A message to someone because of a command (a board after a move, an address change):
@@ -150,6 +161,8 @@ class Notification:
     #: A reply-address tag for a notice outside a board's thread (a message's): secret, for
     #: this recipient only.
     reply_tag: str | None = None
+    #: Bulk mail's list (a digest, a broadcast); None for mail about one's own games.
+    bulk: BulkMail | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in NOTICE_KINDS:

@@ -39,11 +39,13 @@ def days_used(user: User, year: int) -> int:
 
 
 def days_left(user: User, at: datetime, per_year: int) -> int:
-    """Vacation days the user still has at ``at`` (the days of a vacation under way count)."""
+    """Vacation days the user still has at ``at`` (the days of a vacation under way count,
+    its first day from the moment it begins: every answer says the same number)."""
     if user.away_since is None:
         return max(per_year - days_used(user, at.year), 0)
     start = clocks.aware(user.away_since)
-    return max(per_year - days_used(user, start.year) - _days_started(start, at), 0)
+    under_way = max(_days_started(start, at), 1)
+    return max(per_year - days_used(user, start.year) - under_way, 0)
 
 
 def vacation_end(user: User, per_year: int) -> datetime | None:

@@ -8,10 +8,13 @@ import threading
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
+from pathlib import Path
 from typing import TypeVar
 
 from sqlalchemy import Connection, Engine, create_engine, event, make_url
 from sqlalchemy.orm import Session, sessionmaker
+
+from pbmserv.private_files import create_private_file
 
 
 def make_engine(url: str, *, durable: bool = True) -> Engine:
@@ -23,6 +26,7 @@ def make_engine(url: str, *, durable: bool = True) -> Engine:
     mail whose mark is lost is sent again, as after a kill).
     """
     if url.startswith("sqlite"):
+        _create_private_database_file(url)
         engine = create_engine(url, connect_args={"timeout": 60})
 
         @event.listens_for(engine, "connect")
@@ -48,6 +52,17 @@ def make_engine(url: str, *, durable: bool = True) -> Engine:
         options = f"{parsed.query.get('options', '')} -c synchronous_commit=off".strip()
         return create_engine(parsed.update_query_dict({"options": options}), pool_pre_ping=True)
     return create_engine(url, pool_pre_ping=True)
+
+
+def _create_private_database_file(url: str) -> None:
+    """A new SQLite database file is the server's alone (0600; SQLite gives its -wal and -shm
+    files the same mode): it holds reply tokens and password hashes."""
+    database = make_url(url).database
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return
+    path = Path(database)
+    if not path.exists() and path.parent.is_dir():
+        create_private_file(path)
 
 
 def is_postgres(engine: Engine) -> bool:

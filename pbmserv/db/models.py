@@ -60,6 +60,8 @@ class User(Base):
     digest: Mapped[str] = mapped_column(String(8), default="off", server_default="off")
     #: When the last daily digest was made for the user (None: never).
     digest_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    #: "on": the operator's broadcasts come; "off": the user left them (core.unsubscribing).
+    broadcasts: Mapped[str] = mapped_column(String(8), default="on", server_default="on")
     #: The address ``email`` asked to move to, waiting for its owner's confirmation (None: none).
     pending_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
     #: A robot's strength (1 to 3): a computer player, mailed nothing, taking no commands
@@ -116,6 +118,23 @@ class ServerKey(Base):
 
     name: Mapped[str] = mapped_column(String(32), primary_key=True)
     value: Mapped[str] = mapped_column(String(128))
+
+
+class RelayHold(Base):
+    """A relay that refused the server's login for good (535): no mail goes to it, and no
+    login is tried, until its credentials change or the operator releases it (see
+    pbmserv.mail.relay_hold). The operator's view of the relay's state."""
+
+    __tablename__ = "relay_holds"
+
+    #: The relay, ``host:port``.
+    relay: Mapped[str] = mapped_column(String(300), primary_key=True)
+    username: Mapped[str] = mapped_column(String(320))
+    #: A salted hash of the credentials refused (never the password): new ones release it.
+    credentials: Mapped[str] = mapped_column(String(128))
+    #: The relay's reply to the login.
+    reason: Mapped[str] = mapped_column(Text)
+    held_since: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class TextMailCount(Base):

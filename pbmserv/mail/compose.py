@@ -14,9 +14,10 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from pbmserv.config import Settings
 from pbmserv.core.parser import printable
-from pbmserv.core.results import Notification, Section
+from pbmserv.core.results import BulkMail, Notification, Section
 from pbmserv.mail import headers, mime
 from pbmserv.mail.html_layout import layout
+from pbmserv.mail.list_headers import list_fields
 from pbmserv.mail.pictures import width_of
 from pbmserv.mail.reply_text import REPLY_PREFIX
 from pbmserv.mail.wording import notice_headline, notice_template, section_template
@@ -50,12 +51,22 @@ def html_environment() -> Environment:
     )
 
 
-def render_html(subject: str, text: str, pictures: Sequence[tuple[str, str]]) -> str:
+def render_html(
+    subject: str, text: str, pictures: Sequence[tuple[str, str]], server_address: str = ""
+) -> str:
     """The HTML alternative of a board mail: the pictures (Content-ID, SVG) above the text,
     which stays whole (for screen readers, and for what the pictures leave out), laid out
-    for a phone's width by :func:`pbmserv.mail.html_layout.layout` (the template escapes it)."""
+    for a phone's width by :func:`pbmserv.mail.html_layout.layout` (the template escapes it);
+    below, a note on the pictures and how to have the text alone (sent to ``server_address``).
+    The page is built as mail programs need it (Outlook, Apple Mail, webmail): see the
+    template's comments."""
     shown = [{"cid": cid, "width": width_of(svg)} for cid, svg in pictures]
-    context = {"subject": subject, "paragraphs": layout(text), "pictures": shown}
+    context = {
+        "subject": subject,
+        "paragraphs": layout(text),
+        "pictures": shown,
+        "server_address": server_address,
+    }
     return html_environment().get_template("mail/board.html.j2").render(**context)
 
 
@@ -98,6 +109,7 @@ def build_message(
     picture: str | None = None,
     pictures: Sequence[str] = (),
     draw: Callable[[str], bytes] | None = None,
+    bulk: BulkMail | None = None,
 ) -> Composed:
     """The message as bytes; every header value goes through :mod:`pbmserv.mail.headers`.
     ValueError if ``to`` is not an address we can write (see ``headers.safe_address``).
@@ -105,7 +117,8 @@ def build_message(
     address replies should go to (a seat's reply address); ``picture``: an SVG of the board,
     which an HTML alternative of the text shows above it (drawn as PNG on delivery, see
     :func:`pbmserv.mail.pictures.finish_pictures`), or by ``draw`` at once (SVG to PNG);
-    ``pictures``: several (a digest)."""
+    ``pictures``: several (a digest); ``bulk``: the list of bulk mail (a digest, a
+    broadcast), whose List-* headers it then carries (see :mod:`pbmserv.mail.list_headers`)."""
     message_id = message_id_for(settings, message_id)
     threading: list[str | None] = []
     if in_reply_to and headers.safe_message_id(in_reply_to):
@@ -120,7 +133,7 @@ def build_message(
     if shown:
         domain = _domain(settings.address)
         named = [(f"board.{secrets.token_hex(8)}@{domain}", svg) for svg in shown]
-        html = render_html(subject, body, named)
+        html = render_html(subject, body, named, settings.address)
         content, encoded = mime.picture_body(body, html, named, draw)
     block = headers.header_block(
         [
@@ -132,6 +145,7 @@ def build_message(
             headers.raw_field("Auto-Submitted", auto_submitted),
             headers.mailbox_field("X-Loop", settings.address),
             *threading,
+            *list_fields(settings.address, bulk),
             "MIME-Version: 1.0",
             *content,
         ]

@@ -63,12 +63,16 @@ from pbmserv.core.bouncing import bounce_key, return_path
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
+from pbmserv.mail.bounces import DeliveryReport as Bounce
 from pbmserv.mail.drafts import compose_draft, is_draft
 from pbmserv.mail.mime import TO_PNG
 from pbmserv.mail.pictures import finish_pictures, png_of
-from pbmserv.mail.relay_session import RelayBroken, RelaySession
-from pbmserv.mail.relay_tls import explain, open_relay
+from pbmserv.mail.relay_hold import hold_outbox, relay_held
+from pbmserv.mail.relay_refusals import bounce_of, count_refusal
+from pbmserv.mail.relay_session import RelayBroken, RelaySession, wire_data
+from pbmserv.mail.relay_tls import RelayLoginRefused, explain, open_relay
 from pbmserv.mail.signing import DkimSigner, SigningError, signer_of
+from pbmserv.private_files import open_private_for_writing, private_folder
 
 log = logging.getLogger("pbmserv.delivery")
 
@@ -103,6 +107,7 @@ class Outcome:
 
     error: str | None = None
     permanent: bool = False
+    bounce: Bounce | None = None  # a refusal of the recipient, counted as a hard bounce
 
 
 DELIVERED = Outcome()
@@ -365,11 +370,11 @@ def spool_file_name(item_id: int, message_id: str) -> str:
 
 def write_spool(spool: Path, item: Claimed) -> Path:
     """Write one message maildir-style (tmp, then rename into new): never half a file."""
-    (spool / "tmp").mkdir(parents=True, exist_ok=True)
-    (spool / "new").mkdir(parents=True, exist_ok=True)
+    private_folder(spool / "tmp")
+    private_folder(spool / "new")
     name = spool_file_name(item.id, item.message_id)
     temporary = spool / "tmp" / name
-    with open(temporary, "wb") as handle:
+    with open(open_private_for_writing(temporary), "wb") as handle:
         handle.write(item.raw)
         handle.flush()
         os.fsync(handle.fileno())
@@ -413,7 +418,7 @@ class RelayConnection:
         self.settings = settings
         self.session: RelaySession | None = None
         self.opened_at = self.used_at = 0.0
-        self.messages = 0
+        self.messages, self.recipient = 0, ""
 
     async def open(self) -> RelaySession:
         if self.session is not None and self.session.is_connected:
@@ -474,6 +479,7 @@ class RelayConnection:
         ``finish`` together."""
         session = await self.open()
         self.messages += 1
+        self.recipient = item.recipient  # whom a refusal of the data's end refuses
         try:
             return await self._start(session, item, deadline, sender)
         finally:
@@ -511,7 +517,7 @@ class RelayConnection:
             return Outcome(_describe(error), permanent=True)
         if refused is not None:  # the envelope is reset for the next message
             await self._reset(session)
-            return Outcome(str(refused), refused.code >= 500)
+            return Outcome(str(refused), refused.code >= 500, bounce_of(refused, item.recipient))
         return None
 
     async def finish(self, deadline: float) -> Outcome:
@@ -533,7 +539,7 @@ class RelayConnection:
         finally:
             self.used_at = time.monotonic()
         if reply.code != 250:  # the transaction is over either way: no reset needed
-            return Outcome(str(reply), reply.code >= 500)
+            return Outcome(str(reply), reply.code >= 500, bounce_of(reply, self.recipient, "."))
         return DELIVERED
 
     async def _reset(self, session: RelaySession) -> None:
@@ -546,22 +552,6 @@ class RelayConnection:
             return
         if reply.code != 250:
             self.drop()
-
-
-_LEADING_DOT = re.compile(rb"(?m)^\.")
-
-
-def wire_data(raw: bytes) -> bytes:
-    """``raw`` as DATA carries it (RFC 5321 4.5.2): CRLF line ends (from CRLF, CR or LF), the
-    last line ended too, a dot that begins a line doubled. The end of the data (".\\r\\n") is
-    left to ``finish``. By bytes.replace, a third of a regular expression's time on a board
-    mail's 40 KB."""
-    data = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\n", b"\r\n")
-    if not data.endswith(b"\r\n"):
-        data += b"\r\n"
-    if data.startswith(b".") or b"\n." in data:
-        data = _LEADING_DOT.sub(b"..", data)
-    return data
 
 
 # --- the handover --------------------------------------------------------------------------------
@@ -742,10 +732,18 @@ async def _deliver_items(
         try:
             outcome = await _deliver_one(lease, relay, items, index)
         except RelayUnreachable as error:
-            await _defer_all(lease, items[index:], Outcome(str(error)), report)
+            if isinstance(error.__cause__, RelayLoginRefused):  # ours, not the mail's: held
+                rest = [i.id for i in items[index:]]
+                await asyncio.to_thread(hold_outbox, lease, error.__cause__, rest)
+                report.deferred += len(rest)
+            else:
+                await _defer_all(lease, items[index:], Outcome(str(error)), report)
             break
         _log_outcome(item, outcome)
         report.count(outcome)
+        if outcome is not None and outcome.bounce is not None:  # as a delivery report would
+            args = (lease.engine, lease.settings, item.id, outcome.bounce, lease.clock())
+            await asyncio.to_thread(count_refusal, *args)
     return report
 
 
@@ -769,6 +767,8 @@ async def deliver_batch(
     """Claim up to ``batch`` due messages and send them over one relay connection: ``relay``,
     left open for the next batch, or else one opened and closed for this batch."""
     lease = Lease(factory, settings, clock)
+    if await relay_held(lease.engine, settings):
+        return DeliveryReport()  # the relay refused our login: no mail, no login until released
     items = await asyncio.to_thread(lease.claim, batch)
     if not items:
         return DeliveryReport()

@@ -22,6 +22,11 @@ _LABEL = r"(?:[A-Za-z0-9]|[^\x00-\x7f])(?:[A-Za-z0-9-]|[^\x00-\x7f]){0,62}"
 _DOMAIN = re.compile(rf"{_LABEL}(?:\.{_LABEL})*|\[[A-Za-z0-9.:]+\]")
 _MSGID = re.compile(r"<[!-;=?-~]{1,250}@[!-;=?-~]{1,250}>")  # printable ASCII without < >
 _FIELD_NAME = re.compile(r"[!-9;-~]+")  # RFC 5322 ftext
+#: A URL we write between angle brackets (RFC 2369): printable ASCII without space, quote,
+#: angle brackets or comma (the list's separator), percent-encoded beyond that.
+_URL = re.compile(r"(?:mailto|https):[!#-+\--;=?-~]{1,900}")
+#: An RFC 2919 list id: a dot-atom of letters, digits and hyphens, with at least one dot.
+_LIST_ID = re.compile(r"[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)+")
 _MAX_LINE = 78
 
 
@@ -92,6 +97,25 @@ def ids_field(name: str, ids: Sequence[str]) -> str | None:
     """In-Reply-To or References from the message ids that pass :func:`safe_message_id`."""
     good = [i for i in ids if safe_message_id(i)]
     return _fold(name, " ".join(good)) if good else None
+
+
+def urls_field(name: str, urls: Sequence[str]) -> str:
+    """``Name: <url>, <url>`` (List-Unsubscribe, RFC 2369); ValueError for a URL that is not
+    a mailto or https URL of plain printable ASCII (we make them: a bug, never a user's)."""
+    if not urls or any(not _URL.fullmatch(url) or "=?" in url for url in urls):
+        raise ValueError(f"refusing to write header {name!r}")
+    return _fold(name, ", ".join(f"<{url}>" for url in urls))
+
+
+def list_id_field(description: str, list_id: str) -> str:
+    """``List-Id: description <list.id.domain>`` (RFC 2919); ValueError for an id that is not
+    a dot-atom of ASCII labels (an internationalised domain: leave the List-Id out)."""
+    if len(list_id) > 255 or not _LIST_ID.fullmatch(list_id):
+        raise ValueError("refusing to write a List-Id that is no dot-atom")
+    shown = safe_text(description, 100)
+    if not re.fullmatch(r"[A-Za-z0-9 -]+", shown):
+        raise ValueError("refusing to write a List-Id description that is no plain phrase")
+    return _fold("List-Id", f"{shown} <{list_id}>")
 
 
 def raw_field(name: str, value: str) -> str:

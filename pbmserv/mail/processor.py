@@ -22,12 +22,12 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Integer, bindparam, insert, or_, select, update
+from sqlalchemy import Integer, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core import board_mail, bouncing, confirmation, queued
-from pbmserv.core.board_mail import ReplyTag, reply_address
+from pbmserv.core.board_mail import ReplyTag
 from pbmserv.core.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.core.commands.accounts import confirmed_section
 from pbmserv.core.context import CommandContext, Lookups, utcnow
@@ -41,6 +41,7 @@ from pbmserv.core.dispatch import (
 )
 from pbmserv.core.game_service import boards_named, is_lock_conflict, lock_boards
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
+from pbmserv.core.no_command import no_command_section
 from pbmserv.core.parser import printable
 from pbmserv.core.password_checks import (
     CheckedPassword,
@@ -50,25 +51,26 @@ from pbmserv.core.password_checks import (
 )
 from pbmserv.core.passwords import is_remembered
 from pbmserv.core.replies import ReplyLine
-from pbmserv.core.results import MailThread, Notification, Section
+from pbmserv.core.results import Section
 from pbmserv.db.engine import transaction
-from pbmserv.db.models import InboxMessage, OutboxMessage, table_of
+from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
 from pbmserv.mail.bounces import bounce_tags, parse_report
 from pbmserv.mail.compose import (
-    build_message,
-    message_id_for,
     render,
-    render_notification,
     render_reply_body,
     reply_subject,
 )
 from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
-from pbmserv.mail.drafts import draft_raw
-from pbmserv.mail.headers import safe_address
+from pbmserv.mail.outbox_rows import (
+    insert_outbox,
+    notification_rows,
+    outbox_row,
+    queue,
+    queue_notifications,
+)
 from pbmserv.mail.reply_address import answer_reply_tag, confirm_tags, reply_tags, seat_reply
 from pbmserv.mail.reply_text import REPLY_PREFIX, own_lines
-from pbmserv.mail.wording import notice_subject
 
 log = logging.getLogger("pbmserv.process")
 
@@ -82,135 +84,6 @@ BATCH = 20
 YIELD_AFTER_SECONDS = 0.005
 
 _INBOX = table_of(InboxMessage)
-_OUTBOX = table_of(OutboxMessage)
-
-
-def outbox_row(
-    settings: Settings,
-    *,
-    to: str,
-    kind: str,
-    subject: str,
-    body: str,
-    now: datetime,
-    inbox_id: int | None,
-    answering: IncomingMail | None = None,
-    thread: MailThread | None = None,
-    picture: str | None = None,
-    pictures: Sequence[str] = (),
-    reply_tag: str | None = None,
-    draft: bool = False,
-) -> dict[str, Any] | None:
-    """The outbox row of one composed message; ``answering`` is the message it replies to
-    (threading headers, auto-replied), ``thread`` its place in a board's thread (threading
-    headers, the seat's reply address), ``reply_tag`` a reply address's tag where ``thread``
-    has none (a message's notice, a board answered to its player); ``draft``: queued as the
-    facts delivery builds it from (see mail.drafts), not built now. None, with one log line,
-    when ``to`` is no address we can safely write and send to."""
-    if safe_address(to) is None:
-        log.warning(
-            "not answering an address we cannot write safely",
-            extra={"fields": {"inbox": inbox_id, "kind": kind, "to": ascii(to)[:120]}},
-        )
-        return None
-    if thread is not None:
-        threading: dict[str, Any] = {
-            "message_id": thread.message_id,
-            "in_reply_to": thread.in_reply_to,
-            "references": thread.references,  # build_message adds in_reply_to after them
-            "reply_to": reply_address(settings.address, thread.reply_tag)
-            if thread.reply_tag
-            else None,
-        }
-    else:
-        threading = {
-            "in_reply_to": answering.message_id if answering else None,
-            "references": answering.references if answering else (),
-            "reply_to": reply_address(settings.address, reply_tag) if reply_tag else None,
-        }
-    facts: dict[str, Any] = {
-        "to": to,
-        "subject": subject,
-        "body": body,
-        "now": now,
-        "auto_submitted": "auto-replied" if answering else "auto-generated",
-        "picture": picture,
-        "pictures": pictures,
-        **threading,
-    }
-    if draft:
-        message_id = message_id_for(settings, facts.pop("message_id", None))
-        raw = draft_raw(message_id=message_id, **facts)
-    else:
-        message = build_message(settings=settings, **facts)
-        message_id, raw = message.message_id, message.raw
-    return {
-        "inbox_id": inbox_id,
-        "message_id": message_id,
-        "recipient": to,
-        "kind": kind,
-        "raw": raw,
-        "status": "pending",
-        "attempts": 0,
-        "next_attempt_at": now,
-        "created_at": now,
-    }
-
-
-def insert_outbox(session: Session, rows: Sequence[dict[str, Any]]) -> None:
-    """Put composed messages in the outbox, in the caller's transaction, in their order."""
-    if rows:
-        session.execute(insert(_OUTBOX), list(rows))
-
-
-def queue(session: Session, settings: Settings, **message: Any) -> bool:
-    """Compose a message (the keywords of :func:`outbox_row`) and put it in the outbox, in
-    the caller's transaction. False when its address cannot safely be written."""
-    row = outbox_row(settings, **message)
-    if row is None:
-        return False
-    insert_outbox(session, [row])
-    return True
-
-
-def notification_rows(
-    settings: Settings,
-    notifications: Sequence[Notification],
-    now: datetime,
-    inbox_id: int | None = None,
-) -> list[dict[str, Any]]:
-    """The outbox rows of the board mail and notices a command (or an operator) caused."""
-    rows = []
-    for note in notifications:
-        row = outbox_row(
-            settings,
-            to=note.to,
-            kind=note.channel,
-            subject=notice_subject(note),
-            body=render_notification(note, settings),
-            now=now,
-            inbox_id=inbox_id,
-            thread=note.thread,
-            picture=note.picture,
-            pictures=note.pictures,
-            reply_tag=note.reply_tag,
-            # A move's board mail, the most queued, is built in delivery: out of the lock.
-            draft=note.channel == "board",
-        )
-        if row is not None:
-            rows.append(row)
-    return rows
-
-
-def queue_notifications(
-    session: Session,
-    settings: Settings,
-    notifications: Sequence[Notification],
-    now: datetime,
-    inbox_id: int | None = None,
-) -> None:
-    """Render and queue the board mail and notices a command (or an operator) caused."""
-    insert_outbox(session, notification_rows(settings, notifications, now, inbox_id))
 
 
 @dataclass(frozen=True)
@@ -346,9 +219,7 @@ def _handle(
     elif tagged:
         sections = [_confirmation_reply(done) for done in tagged]
     else:
-        # Said as a count: a line that is no command may hold a password, never quoted back.
-        seen = {"lines": len(lines), "from_subject": lines == [" ".join(mail.subject.split())]}
-        sections = [Section("no_command", seen, ok=False, summary="no command")]
+        sections = [no_command_section(lines, mail.subject)]
     # A board shown to its player carries the seat's reply address (found before the body
     # is rendered: the board then says a reply plays).
     answer_tag = answer_reply_tag(ctx, sections, mail.sender)
@@ -415,17 +286,22 @@ def _unconfirmed(ctx: CommandContext, item: Pending, prepared: Prepared, now: da
     confirmation mail (at most one a day). Nothing else is sent, whatever it says."""
     mail = prepared.mail
     assert mail.sender is not None
-    done = [d for d in (confirmation.confirm(ctx, c) for c in prepared.confirm_codes) if d]
+    replied = set(confirm_tags(mail, ctx.settings.address))
+    done = [
+        (d, code in replied)
+        for d, code in ((confirmation.confirm(ctx, c), c) for c in prepared.confirm_codes)
+        if d
+    ]
     fields: dict[str, Any] = {"message_id": printable(mail.message_id or ""), "sender": mail.sender}
     if done:
         outbox = []
-        for confirmed in done:
+        for confirmed, by_reply in done:
             row = outbox_row(
                 ctx.settings,
                 to=confirmed.address,
                 kind="reply",
                 subject=reply_subject(mail.subject),
-                body=render_reply_body([_confirmation_reply(confirmed)], ctx.settings),
+                body=render_reply_body([_confirmation_reply(confirmed, by_reply)], ctx.settings),
                 now=now,
                 inbox_id=item.id,
                 answering=mail,
@@ -443,13 +319,15 @@ def _unconfirmed(ctx: CommandContext, item: Pending, prepared: Prepared, now: da
     return Handled("held", summary, {**fields, "status": "held", "asked": sent}, outbox)
 
 
-def _confirmation_reply(done: confirmation.Confirmed | None) -> Section:
+def _confirmation_reply(done: confirmation.Confirmed | None, by_reply: bool = True) -> Section:
+    """The answer to a confirmation: quoting what confirmed it, a reply to the confirmation
+    mail or a ``confirm CODE`` line (its code hidden, as any secret quoted back)."""
     if done is None:
         return Section(
             "address_confirmed", {"address": None}, ok=False, summary="confirmation unknown"
         )
     section = confirmed_section(done)
-    section.command = "(a reply to the confirmation mail)"
+    section.command = "(a reply to the confirmation mail)" if by_reply else "confirm " + "*" * 8
     return section
 
 

@@ -18,15 +18,17 @@ caller drops it.
 from __future__ import annotations
 
 import asyncio
+import re
 from collections import deque
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from pbmserv.mail.headers import safe_address
 
 #: The class of reply (2xx, 3xx) MAIL, RCPT and DATA each get when the relay goes on.
 _BEGUN = (2, 2, 3)
+_BEGIN_COMMANDS = ("MAIL", "RCPT", "DATA")
 #: A reply's longest line (RFC 5321 4.5.3.1.5 says 512; relays write longer texts).
 MAX_LINE = 8192
 
@@ -41,6 +43,9 @@ class Reply:
 
     code: int
     message: str
+    #: The command it answers, where the caller needs to know (``begin``'s refusal: MAIL,
+    #: RCPT or DATA; a refusal of the recipient is not one of the sender).
+    command: str = ""
 
     def __str__(self) -> str:
         return f"{self.code} {self.message}"
@@ -171,7 +176,8 @@ class RelaySession(asyncio.Protocol):
         self, sender: str, recipient: str, options: list[str], encoding: str = "ascii"
     ) -> Reply | None:
         """MAIL, RCPT and DATA for one recipient: None when the relay waits for the data
-        (354), else the first refusal (the caller resets the envelope, RSET, to go on).
+        (354), else the first refusal, naming its command (the caller resets the envelope,
+        RSET, to go on).
         ValueError, before a byte is written, for an address that is not a plain mailbox."""
         for address in (sender, recipient):
             if safe_address(address) is None:  # a space or a bracket would change the command
@@ -188,7 +194,12 @@ class RelaySession(asyncio.Protocol):
                 if reply.code // 100 != wanted:
                     break
         refusal = next(
-            (r for r, ok in zip(replies, _BEGUN, strict=False) if r.code // 100 != ok), None
+            (
+                replace(r, command=name)
+                for r, ok, name in zip(replies, _BEGUN, _BEGIN_COMMANDS, strict=False)
+                if r.code // 100 != ok
+            ),
+            None,
         )
         if refusal is None:
             return None
@@ -212,3 +223,19 @@ class RelaySession(asyncio.Protocol):
         self._closed = True
         if not self.transport.is_closing():
             self.transport.close()
+
+
+_LEADING_DOT = re.compile(rb"(?m)^\.")
+
+
+def wire_data(raw: bytes) -> bytes:
+    """``raw`` as DATA carries it (RFC 5321 4.5.2): CRLF line ends (from CRLF, CR or LF), the
+    last line ended too, a dot that begins a line doubled. The end of the data (".\\r\\n") is
+    left to ``RelaySession.end``. By bytes.replace, a third of a regular expression's time on a
+    board mail's 40 KB."""
+    data = raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n").replace(b"\n", b"\r\n")
+    if not data.endswith(b"\r\n"):
+        data += b"\r\n"
+    if data.startswith(b".") or b"\n." in data:
+        data = _LEADING_DOT.sub(b"..", data)
+    return data

@@ -4,13 +4,21 @@
 
 - ``may``: STARTTLS when the relay offers it, its certificate not checked (opportunistic: a
   stock local Postfix has a self-signed certificate for a name that is not 127.0.0.1). A relay
-  whose TLS handshake fails is tried once more in plain text, as Postfix does.
+  whose TLS handshake fails (a TLS error, or the connection dropped or stalled in it) is tried
+  once more in plain text, as Postfix does.
 - ``starttls``: STARTTLS required, the certificate checked against ``relay_tls_server_name``
   (default: the relay's host) with ``relay_ca_file`` (default: the system's CAs).
 - ``tls``: TLS from the first byte (a provider's submission port 465), checked the same way.
 - ``none``: plain text.
 
-SMTP AUTH is sent only inside TLS: a password never crosses the wire in clear.
+SMTP AUTH is sent only inside TLS: a password never crosses the wire in clear, and with one
+mechanism per connection (PLAIN, else LOGIN, else CRAM-MD5): a wrong password costs one failed
+login, not one per mechanism. The connections a process opens at once log in one after
+another, and a refusal answers those that waited for it: one failed login, however many
+connections. A login the relay refuses for good (a 5xx reply to AUTH, such as 535) raises
+:class:`RelayLoginRefused`; the outbox is then held (pbmserv.mail.relay_hold).
+
+The client says EHLO with ``Settings.ehlo_hostname`` (the host's own name is often "localhost").
 """
 
 from __future__ import annotations
@@ -18,7 +26,8 @@ from __future__ import annotations
 import asyncio
 import socket
 import ssl
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -34,6 +43,23 @@ class RelayRefused(Exception):
     that does not check out, AUTH refused): mail waits, and the message says what to change."""
 
 
+class RelayLoginRefused(RelayRefused):
+    """The relay refused our login for good (535: a wrong user name or password): trying again
+    with the same credentials would only lock the account or get the host banned."""
+
+    def __init__(self, reply: str) -> None:
+        super().__init__(f"the relay refused the login: {reply}")
+        self.reply = reply
+
+
+class _HandshakeFailed(Exception):
+    """STARTTLS went wrong at a ``may`` relay: the caller tries again in plain text."""
+
+
+#: The AUTH mechanisms used, the first the relay offers: exactly one a connection.
+AUTH_MECHANISMS = ("plain", "login", "cram-md5")
+
+
 @dataclass(frozen=True)
 class RelayPlan:
     """How to reach the relay: where, at which TLS level, checked against which name."""
@@ -41,6 +67,7 @@ class RelayPlan:
     host: str
     port: int
     level: str
+    ehlo_name: str
     server_name: str
     ca_file: Path | None
     username: str | None
@@ -53,6 +80,7 @@ class RelayPlan:
             host=host,
             port=port,
             level=settings.relay_tls,
+            ehlo_name=settings.ehlo_hostname,
             server_name=settings.relay_tls_server_name or host,
             ca_file=settings.relay_ca_file,
             username=settings.relay_username,
@@ -87,6 +115,8 @@ async def open_relay(settings: Settings) -> aiosmtplib.SMTP:
     except ssl.SSLError:
         if plan.level != "may":
             raise
+    except _HandshakeFailed:
+        pass
     # Opportunistic TLS that fails its handshake: plain text, as Postfix's "may" does.
     return await _open(plan, tls=False)
 
@@ -96,7 +126,14 @@ async def _open(plan: RelayPlan, tls: bool) -> aiosmtplib.SMTP:
     try:
         await client.ehlo()
         if tls and plan.level != "tls":
-            await _starttls(client, plan)
+            try:
+                await _starttls(client, plan)
+            except (aiosmtplib.SMTPException, OSError) as error:
+                # A relay that drops the connection (or stalls) in the handshake is no better
+                # than one whose handshake fails: "may" goes on in plain text, the others wait.
+                if plan.level != "may":
+                    raise
+                raise _HandshakeFailed from error
         await _login(client, plan)
     except BaseException:
         client.close()
@@ -107,7 +144,11 @@ async def _open(plan: RelayPlan, tls: bool) -> aiosmtplib.SMTP:
 async def _connect(plan: RelayPlan, implicit: bool) -> aiosmtplib.SMTP:
     if not implicit:
         client = aiosmtplib.SMTP(
-            hostname=plan.host, port=plan.port, timeout=SMTP_TIMEOUT_SECONDS, start_tls=False
+            hostname=plan.host,
+            port=plan.port,
+            timeout=SMTP_TIMEOUT_SECONDS,
+            start_tls=False,
+            local_hostname=plan.ehlo_name,
         )
         await client.connect()
         return client
@@ -123,6 +164,7 @@ async def _connect(plan: RelayPlan, implicit: bool) -> aiosmtplib.SMTP:
         use_tls=True,
         start_tls=False,
         tls_context=plan.context(),
+        local_hostname=plan.ehlo_name,
     )
     try:
         await client.connect()
@@ -152,7 +194,59 @@ async def _login(client: aiosmtplib.SMTP, plan: RelayPlan) -> None:
             f"relay_username is set but the connection to {plan.host}:{plan.port} is not "
             "encrypted: SMTP AUTH is only sent over TLS (relay_tls = starttls or tls)"
         )
-    await client.login(plan.username, plan.password or "")
+    offered = [name for name in AUTH_MECHANISMS if name in client.server_auth_methods]
+    if not offered:
+        raise RelayRefused(
+            f"the relay {plan.host}:{plan.port} offers no AUTH mechanism pbmserv speaks "
+            f"({', '.join(AUTH_MECHANISMS).upper()})"
+        )
+    mechanism = offered[0]  # one only: every failed login counts against the account
+    login = getattr(client, f"auth_{mechanism.replace('-', '')}")
+    gate = _login_gate()
+    async with gate.lock:  # the connections opened at once log in one after another
+        if gate.refused is not None:  # refused in this process, and not released since
+            raise RelayLoginRefused(gate.refused)
+        try:
+            await login(plan.username, plan.password or "")
+        except aiosmtplib.SMTPAuthenticationError as error:
+            if not 500 <= error.code < 600:  # 454: try later, retried with backoff as ever
+                raise
+            gate.refused = f"{error.code} {error.message}"
+            raise RelayLoginRefused(gate.refused) from None
+
+
+@dataclass
+class _LoginGate:
+    """The logins of one event loop's relay connections (a delivery process's): one at a
+    time, and once one is refused, no other is tried until the hold it makes is released."""
+
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    refused: str | None = None  # the relay's reply
+    hold_seen: bool = False
+
+
+_LOGIN_GATES: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _LoginGate] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _login_gate() -> _LoginGate:
+    loop = asyncio.get_running_loop()
+    gate = _LOGIN_GATES.get(loop)
+    if gate is None:
+        gate = _LOGIN_GATES[loop] = _LoginGate()
+    return gate
+
+
+def note_hold(held: bool) -> None:
+    """What the database says of the relay's hold (pbmserv.mail.relay_hold): once a hold this
+    process saw is gone (released, or new credentials), its logins are tried again. A refusal
+    whose hold is not written yet still stops the connections that come meanwhile."""
+    gate = _login_gate()
+    if held:
+        gate.hold_seen = True
+    elif gate.hold_seen:
+        gate.refused, gate.hold_seen = None, False
 
 
 def explain(error: BaseException, settings: Settings) -> str:

@@ -79,7 +79,7 @@ class RobotRunner:
         if section is not None:
             fields = {
                 "board": turn.board,
-                "level": turn.level,
+                "robot_level": turn.level,
                 "cpu_ms": round(decision.cpu_seconds * 1000),
                 "did": section.summary,
             }

@@ -27,11 +27,11 @@ ALLOWED: dict[str, frozenset[str]] = {
             "time_controls",
         }
     ),
-    "mail": frozenset({"core", "db", "config", "logs", "resources"}),
+    "mail": frozenset({"core", "db", "config", "logs", "resources", "private_files"}),
     "core": frozenset(
         {"db", "games", "robots", "tournaments", "config", "logs", "resources", "time_controls"}
     ),
-    "db": frozenset({"config", "resources"}),
+    "db": frozenset({"config", "resources", "private_files"}),
     "games": frozenset(),
     # The robots' search: pure, over the game contract (and a game's own scoring for its
     # playout policy).
@@ -42,6 +42,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "config": frozenset({"time_controls"}),
     "logs": frozenset(),
     "resources": frozenset(),
+    # Creating the server's own files 0600/0700 (the database, the spool).
+    "private_files": frozenset(),
 }
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from pbmserv.cli.main import build_parser
+from pbmserv.cli.options import setting_overrides
 from pbmserv.config import CONFIG_ENV, ENV_NAMES, IdleLimits, Settings, load_settings
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
@@ -124,9 +125,9 @@ def test_the_systemd_unit_migrates_then_serves_with_real_commands() -> None:
     for binary, _argv in commands.values():
         assert binary == BINARY
     pre = accepts(commands["ExecStartPre"][1])
-    assert (pre.command, pre.db_command, pre.config) == ("db", "upgrade", CONFIG)
+    assert (pre.command, pre.db_command, pre.config_file) == ("db", "upgrade", CONFIG)
     start = accepts(commands["ExecStart"][1])
-    assert (start.command, start.config) == ("serve", CONFIG)
+    assert (start.command, start.config_file) == ("serve", CONFIG)
 
 
 def test_the_systemd_unit_is_hardened_and_may_write_the_spool() -> None:
@@ -154,7 +155,7 @@ def test_the_postfix_pipe_runs_a_real_command() -> None:
     binary, argv = pipe_argv(read("postfix/pipe/master.cf"))
     assert binary == BINARY
     args = accepts(argv)
-    assert (args.command, args.config, args.envelope_from) == ("mail", CONFIG, "${sender}")
+    assert (args.command, args.config_file, args.envelope_from) == ("mail", CONFIG, "${sender}")
     assert not args.no_process
 
 
@@ -209,7 +210,7 @@ def test_the_dockerfile_runs_a_real_command_by_default() -> None:
     assert re.search(r"^EXPOSE 2525$", dockerfile, re.M)
     assert dockerfile_list("ENTRYPOINT") == ["pbmserv"]
     args = accepts(dockerfile_list("CMD"))
-    assert (args.command, args.listen) == ("serve", "0.0.0.0:2525")
+    assert (args.command, setting_overrides(args)["listen"]) == ("serve", "0.0.0.0:2525")
 
 
 def compose_services() -> dict[str, dict]:
@@ -251,7 +252,7 @@ def test_the_compose_file_migrates_then_serves_on_postgresql() -> None:
     migrate = accepts(services["migrate"]["command"])
     assert (migrate.command, migrate.db_command) == ("db", "upgrade")
     server = accepts(services["server"]["command"])
-    assert (server.command, server.listen) == ("serve", "0.0.0.0:2525")
+    assert (server.command, setting_overrides(server)["listen"]) == ("serve", "0.0.0.0:2525")
     assert services["migrate"]["depends_on"]["db"]["condition"] == "service_healthy"
     waits = services["server"]["depends_on"]
     assert waits["migrate"]["condition"] == "service_completed_successfully"

@@ -48,7 +48,24 @@ class Shell:
         assert delivered.returncode == 0, delivered.stderr.decode()
         messages = spool_messages(self.spool)
         fresh, self.seen = messages[self.seen :], len(messages)
+        for message in fresh:
+            assert_from_the_server(message)
         return fresh
+
+
+SERVER = Settings().address  # the address these tests' server runs with (its default)
+
+
+def assert_from_the_server(message) -> None:  # type: ignore[no-untyped-def]
+    """Every mail an admin command queues is the server's own: From, Message-ID, X-Loop and
+    any Reply-To at the server's address and domain, whatever the command's arguments."""
+    local, domain = SERVER.split("@")
+    assert message["From"].addresses[0].addr_spec == SERVER, message["From"]
+    assert message["Message-ID"].strip("<>").endswith("@" + domain), message["Message-ID"]
+    assert message["X-Loop"] in (None, SERVER), message["X-Loop"]
+    if message["Reply-To"]:
+        reply_to = message["Reply-To"].addresses[0].addr_spec
+        assert reply_to.startswith(local + "+") and reply_to.endswith("@" + domain), reply_to
 
 
 def text_of(message) -> str:  # type: ignore[no-untyped-def]

@@ -176,3 +176,19 @@ def test_address_changes_in_one_message_send_at_most_the_cap(public, engine, sin
     assert len({m.to for m in asked}) == 25
     [reply] = [m for m in out if m.to == mallory]
     assert reply.body.count("more than 25 mails to other people") == 5
+
+
+def test_a_confirm_line_is_quoted_as_what_it_was(public, engine, sink):  # type: ignore[no-untyped-def]
+    """A ``confirm CODE`` line sent to the main address is quoted as that line (its code
+    hidden), not as a reply to the confirmation mail; a reply is quoted as a reply."""
+    [asked] = send(public, engine, sink, "nina@example.org", "signup nina pw-nina1")
+    code = CODE.fullmatch(asked.message["Reply-To"].addresses[0].addr_spec).group(1)
+    out = send(public, engine, sink, "nina@example.org", f"confirm {code}")
+    [answer] = [m for m in out if "nina@example.org is confirmed" in m.body]
+    assert "confirm ********" in answer.body
+    assert "a reply to the confirmation mail" not in answer.body and code not in answer.body
+
+    [asked] = send(public, engine, sink, "olga@example.org", "signup olga pw-olga1")
+    out = confirm_by_reply(public, engine, sink, asked)
+    [answer] = [m for m in out if "olga@example.org is confirmed" in m.body]
+    assert "(a reply to the confirmation mail)" in answer.body

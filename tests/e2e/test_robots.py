@@ -75,8 +75,17 @@ def a_legal_move(row: GameRow, seat: int, rng: random.Random) -> str:
 def test_a_person_plays_a_robot_by_mail(robot_server, engine: Engine, sink: Sink) -> None:  # type: ignore[no-untyped-def]
     port = robot_server.port
     send(port, engine, sink, "signup alice secret1")
+    before = len(sink.messages)
     out = send(port, engine, sink, "chameleon challenge -size=5 robot1 alice")
-    assert any("New game" in m.body for m in out if m.to == ALICE)
+    # (the robot may have moved already: its board mail may come in the same moment)
+    [answer] = [m for m in out if "has started" in m.body]
+    assert "New game" not in answer.body
+    assert "Its first move will come to alice with the board." in answer.body
+    # The robot moves first: its move brings the board, the one board mail of the opening.
+    wait_for_turn(engine, 1, seat=1)
+    boards = [m for m in sink.messages[before:] if m.to == ALICE and m is not answer]
+    assert len(boards) == 1, [m.subject for m in boards]
+    assert "New game: Chameleon, board 1." in boards[0].body and "played" in boards[0].body
     number = 1
     rng = random.Random(3)
     for _turn in range(4):

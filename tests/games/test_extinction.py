@@ -730,8 +730,23 @@ def test_diagram() -> None:
  Black (lower case)   1  1  2  2  2  7   P
 
 Last move: 3. Nc3. Black to play, move 3."""
-    for viewer in (0, 1, PUBLIC, OMNISCIENT):
+    for viewer in (0, PUBLIC, OMNISCIENT):
         assert GAME.render(state, viewer) == expected
+    # Black reads the board from Black's side, as the picture in the same mail shows it.
+    from_black = GAME.render(state, 1).splitlines()
+    assert from_black[:10] == [
+        "    h g f e d c b a",
+        " 1  R N B K Q B . R  1",
+        " 2  P P P . P P P P  2",
+        " 3  . . . . . N . .  3",
+        " 4  . . . . . . . .  4",
+        " 5  . . . . q . . .  5",
+        " 6  . . . . . . . .  6",
+        " 7  p p p p . p p p  7",
+        " 8  r n b k . b n r  8",
+        "    h g f e d c b a",
+    ]
+    assert from_black[10:] == expected.splitlines()[10:]
     after = play(["Qxd2", "Bxd2"], state)
     lines = GAME.render(after, PUBLIC).splitlines()
     assert lines[-3:] == [

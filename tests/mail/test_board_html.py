@@ -100,8 +100,11 @@ def test_prose_becomes_paragraphs_and_a_diagram_stays_preformatted() -> None:
 
 
 def test_nothing_of_the_text_is_lost() -> None:
-    shown = " ".join(words for _, words in elements(f"{BOARD}\n{ANNOUNCEMENTS}"))
-    assert shown.split() == f"{BOARD}\n{ANNOUNCEMENTS}".split()
+    text = f"{BOARD}\n{ANNOUNCEMENTS}".split()
+    shown = " ".join(words for _, words in elements(f"{BOARD}\n{ANNOUNCEMENTS}")).split()
+    # The text, whole; then, below, the note on the picture.
+    assert shown[: len(text)] == text
+    assert " ".join(shown[len(text) :]).endswith("set USERID PASSWORD mail=text")
 
 
 def test_an_announcement_keeps_its_hanging_indent() -> None:
@@ -118,7 +121,8 @@ def test_an_announcement_keeps_its_hanging_indent() -> None:
         Block("p", ("2. X plays in column 5; O reveals nothing: placed in secret.",), 7, 3),
     )
     page = render_html("hmdg board 1", ANNOUNCEMENTS, [("board.1@example.org", SVG)])
-    assert '<p style="margin:0;padding-left:3.5em;text-indent:-1.5em">1. O plays' in page
+    # A margin, not a padding: Outlook on Windows ignores a paragraph's padding.
+    assert '<p style="margin:0;margin-left:3.5em;text-indent:-1.5em">1. O plays' in page
 
 
 def test_paragraphs_are_split_on_blank_lines() -> None:
@@ -150,6 +154,15 @@ def test_html_in_a_chat_text_is_escaped() -> None:
     assert "<i>" not in page
     assert html.escape(said, quote=False) in page.replace("&#34;", '"')
     found = Elements(page)
-    assert found.tags <= {"html", "head", "meta", "title", "body", "div", "p", "pre", "br"}
+    tags = {"html", "head", "meta", "title", "style", "body", "div", "p", "pre", "br"}
+    assert found.tags <= tags  # the style is the template's own (Apple Mail's data detectors)
     shown = [words for _, words in found.found]
     assert any(said in words for words in shown)  # as the player wrote it, to the reader
+
+
+def test_a_picture_has_a_note_on_how_to_have_the_text_alone() -> None:
+    text = "owlman board 17: waiting for bob\n"
+    page = render_html("owlman board 17", text, [("board.1@example.org", SVG)], "pbm@games.test")
+    assert "send this line to pbm@games.test:" in page
+    assert "set USERID PASSWORD mail=text</pre>" in page
+    assert "mail=text" not in render_html("owlman board 17", text, [], "pbm@games.test")

@@ -84,20 +84,20 @@ def sender_user(ctx: CommandContext, word: str = "status") -> User:
 )
 def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = ctx.require_user(line.words[1]) if len(line.words) > 1 else sender_user(ctx)
+    # Whose move, as the asker reads it: "your move" only to the user asked about.
+    asker = {u.id for u in users_of_address(ctx.session, ctx.sender)} if ctx.sender else set()
     boards = []
     for row, my_seat in service.active_seats(ctx, user):
         waiting = [int(s) for s in row.to_move.split(",") if s]
         opponents = [s.user.display_id for s in row.seats if s.user_id != user.id]
+        waited = [s.user for s in row.seats if s.seat in waiting and s.seat != my_seat]
         boards.append(
             {
                 "game": row.game,
                 "board": row.id,
                 "opponents": opponents,
                 "moves": numbering.played_on(row.game, row.ply),
-                "to_move": "your move"
-                if my_seat in waiting
-                else "waiting for "
-                + ", ".join(s.user.display_id for s in row.seats if s.seat in waiting),
+                "to_move": _whose_move(user, my_seat in waiting, waited, asker),
             }
         )
     per_year = ctx.settings.vacation_days_per_year
@@ -110,3 +110,12 @@ def status(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
         "settings": settings_of(user),
     }
     return Section("status", context, summary=f"status {user.userid}")
+
+
+def _whose_move(user: User, users_turn: bool, others: list[User], asker: set[int]) -> str:
+    """Whose move a board of ``user`` waits for, worded for the asker (whose user ids are
+    ``asker``): "your move", "bob's move", "waiting for you" or "waiting for carol"."""
+    if users_turn:
+        return "your move" if user.id in asker else f"{user.display_id}'s move"
+    names = ["you" if u.id in asker else u.display_id for u in others]
+    return "waiting for " + ", ".join(names)

@@ -87,7 +87,8 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
         allowed = "; ".join(o.describe() for o in game.SPEC.options) or "none"
         raise CommandError(str(error), hint=f"Options of {game.SPEC.name}: {allowed}") from None
     board = service.create_board(ctx, game, options, users, time_control)
-    service.notify_board(ctx, board, event=f"New game: {game.SPEC.title}, board {board.number}.")
+    if not board.robot_moves_first():  # else the robot's first move brings the board
+        service.notify_board(ctx, board, event=new_game_event(board))
     context = {
         "game": game.SPEC.name,
         "title": game.SPEC.title,
@@ -98,6 +99,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
         # The robot on the board, if one is: it is mailed nothing and needs no asking.
         "robot": next((u.display_id for u in users if is_robot(u)), None),
         "person": next((u.display_id for u in users if not is_robot(u)), None),
+        "robot_first": board.robot_moves_first(),
     }
     return Section(
         "challenged",
@@ -121,6 +123,10 @@ def _time_control(ctx: CommandContext, game: AnyGame, written: str | None) -> Ti
         ) from None
 
 
+def new_game_event(board: Board) -> str:
+    return f"New game: {board.game.SPEC.title}, board {board.number}."
+
+
 def play_and_report(
     ctx: CommandContext,
     game: AnyGame,
@@ -130,6 +136,8 @@ def play_and_report(
 ) -> Section:
     """Play ``text`` for ``seat`` (None: take the swap) and report it to everyone."""
     mover = board.seat_label(seat)  # the role the mover plays this move in (roles may change)
+    # A robot's opening move is the board's first mail (the challenge mailed nothing).
+    opening = new_game_event(board) + " " if board.robot_moves_first() else ""
     if text is None:
         played = service.play_swap(ctx, board, seat)
     else:
@@ -141,7 +149,13 @@ def play_and_report(
         reply_seat, reply = answered
         reply_text = f"{board.seat_label(reply_seat)} played {reply.text} (queued in advance)."
         public, private = f"{public} {reply_text}", f"{private} {reply_text}"
-    service.notify_board(ctx, board, public, private_events={seat: private})
+    service.notify_board(
+        ctx,
+        board,
+        opening + public,
+        private_events={seat: opening + private},
+        new_game=bool(opening),
+    )
     context = {
         "game": game.SPEC.name,
         "board": board.number,

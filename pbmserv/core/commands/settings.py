@@ -14,6 +14,7 @@ from pbmserv.games.base import AnyGame
 SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
     "mail": (("html", "text"), "mail_format"),
     "digest": (("off", "daily"), "digest"),
+    "broadcasts": (("on", "off"), "broadcasts"),
 }
 SYNTAX = "set USERID PASSWORD " + " ".join(
     f"{name}={'|'.join(values)}" for name, (values, _column) in SETTINGS.items()
@@ -42,13 +43,15 @@ def _parsed(words: tuple[str, ...]) -> dict[str, str]:
 @command(
     "set",
     SYNTAX,
-    "your settings: board mail with a picture (html) or text alone; a daily digest or not",
+    "your settings: board mail with a picture (html) or text alone; a daily digest or not; "
+    "the operator's broadcasts or not",
     secret_words=(2,),
     min_words=4,
     details="mail=html (the default): each board mail has the text and, for mail programs\n"
     "that show HTML, a picture of the board above it. mail=text: the text alone.\n"
     "digest=daily: instead of a mail after every move, one mail a day listing the boards\n"
     "where it is your move; new games, game ends and proposals still come at once.\n"
+    "broadcasts=off: no more messages from the server's operator (broadcasts=on: again).\n"
     '"status USERID" shows your settings; "help settings" says more.',
 )
 def set_settings(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:

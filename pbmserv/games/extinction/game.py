@@ -209,19 +209,23 @@ class ExtinctionChess(Game[ExtinctionState, ExtinctionMove]):
     # --- the diagram ------------------------------------------------------------------------
 
     def render(self, state: ExtinctionState, viewer: Viewer, players: Sequence[str] = ()) -> str:
-        """The board with White at the bottom, the material of each side, whose move it is and
-        the last move; every viewer sees the same."""
-        del viewer, players  # nothing hidden; the side names say who is who
+        """The board with White at the bottom (Black's at the bottom for Black, as the picture
+        in the same mail shows it), the material of each side, whose move it is and the last
+        move; nothing is hidden."""
+        del players  # the side names say who is who
         board = state._board
-        lines = ["    a b c d e f g h"]
-        for rank in range(7, -1, -1):
+        from_black = viewer == 1
+        files = range(7, -1, -1) if from_black else range(8)
+        ranks = range(8) if from_black else range(7, -1, -1)
+        edge = "    " + " ".join(chess.FILE_NAMES[f] for f in files)
+        lines = [edge]
+        for rank in ranks:
             row = " ".join(
-                (p.symbol() if (p := board.piece_at(chess.square(f, rank))) else ".")
-                for f in range(8)
+                (p.symbol() if (p := board.piece_at(chess.square(f, rank))) else ".") for f in files
             )
             lines.append(f" {rank + 1}  {row}  {rank + 1}")
         kinds = "".join(f"{chess.piece_symbol(k).upper():>3}" for k in KINDS)
-        lines += ["    a b c d e f g h", "", f"{'':20}{kinds}   has taken"]
+        lines += [edge, "", f"{'':20}{kinds}   has taken"]
         for seat, name in enumerate(SEAT_NAMES):
             color = _color(seat)
             label = f"{name} ({'capitals' if seat == 0 else 'lower case'})"

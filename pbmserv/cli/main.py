@@ -192,6 +192,7 @@ def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | Non
 
 def _serve(settings: Settings) -> int:
     from pbmserv.mail import child_processes as kids
+    from pbmserv.mail.signing import key_file_exposure
     from pbmserv.mail.supervisor import WORKER_ENV, WORKER_SLOT_ENV, supervise
     from pbmserv.mail.worker import DELIVER, ROBOTS, Server
 
@@ -219,6 +220,9 @@ def _serve(settings: Settings) -> int:
         asyncio.run(server.run())
         return 0
     parent = os.environ.get(WORKER_ENV)
+    key_file = settings.dkim_key_file if settings.dkim_selector else None
+    if parent is None and key_file is not None and (exposed := key_file_exposure(key_file)):
+        log.warning(exposed)  # at the start, as ssh says it of its keys; mail still goes
     if parent is None and settings.robots:
         _make_missing_robots(engine)
     if parent is None and settings.workers > 1:

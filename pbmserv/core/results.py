@@ -56,6 +56,7 @@ SECTION_KINDS = frozenset(
         "tournament_show",
         "tournament_table",
         "tournament_withdrawn",
+        "too_large",
         "unobserved",
         "unsubscribed",
         "user_ratings",

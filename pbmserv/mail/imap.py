@@ -26,7 +26,7 @@ from imapclient import IMAPClient, SocketTimeout
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import ConfigError, Settings
-from pbmserv.mail.inbox import Stored, store_message
+from pbmserv.mail.inbox import Stored, store_message, store_too_large
 from pbmserv.mail.rawheaders import scan_headers
 
 log = logging.getLogger("pbmserv.imap")
@@ -50,6 +50,8 @@ STORE_RETRY_SECONDS = 30.0
 PASS_LIMIT = 200
 # Where processed messages go (created if missing, under the personal namespace's prefix).
 DONE_FOLDER = "pbmserv-done"
+#: The most of a too-large message's header read, to answer it (the header limits' order).
+MAX_HEADER_BYTES = 65_536
 # Seconds to connect, and to wait for any answer (IDLE excepted) before the connection is dead.
 TIMEOUT = SocketTimeout(connect=30.0, read=120.0)
 # How long a stopping server waits for the reader's thread to finish its message.
@@ -229,14 +231,23 @@ class MailboxReader:
 
     def _take(self, client: Any, uid: int, size: int) -> bool:
         """Store message ``uid`` in the inbox; whether it may leave the folder."""
-        if size > self.settings.max_message_bytes:
-            log.warning("message %s of %s bytes is too large: moved aside unanswered", uid, size)
-            return True
-        raw = client.fetch([uid], ["BODY.PEEK[]"]).get(uid, {}).get(b"BODY[]")
+        too_large = size > self.settings.max_message_bytes
+        if too_large:
+            # Its header alone, to answer it once (SMTP would have refused it: its sender's
+            # MTA would have said so). A header past the limit of one is cut at a line.
+            part = f"BODY.PEEK[HEADER]<0.{MAX_HEADER_BYTES}>"
+            fetched = client.fetch([uid], [part]).get(uid, {})
+            raw = next((v for k, v in fetched.items() if k.startswith(b"BODY[HEADER]")), None)
+            if raw is not None and len(raw) >= MAX_HEADER_BYTES:
+                raw = raw[: raw.rfind(b"\n") + 1]
+            log.warning("message %s of %s bytes is too large: moved aside, answered", uid, size)
+        else:
+            raw = client.fetch([uid], ["BODY.PEEK[]"]).get(uid, {}).get(b"BODY[]")
         if raw is None:  # gone meanwhile (another reader took it)
             return False
         try:
-            outcome = store_message(self.factory, self.settings, raw, envelope_sender(raw))
+            store = store_too_large if too_large else store_message
+            outcome = store(self.factory, self.settings, raw, envelope_sender(raw))
         except Exception as error:  # this message's trouble (or the database's): others go on
             log.warning("message %s not stored: %s: %s", uid, type(error).__name__, error)
             self._deferred[uid] = time.monotonic() + STORE_RETRY_SECONDS

@@ -28,6 +28,9 @@ _INBOX = table_of(InboxMessage)
 
 # ``dedupe_key``'s form for a message without a Message-ID: a hash of its content.
 _CONTENT_KEY = "sha256:"
+#: The key of a stand-in for a message too large to keep (its header alone, stored to be
+#: answered that it was too large): written by us, never by a sender.
+TOO_LARGE_KEY = "too-large:"
 
 
 #: One message as the MTA handed it over: its bytes, the envelope sender (None: unknown) and
@@ -122,14 +125,32 @@ class StoreFailed:
         self.error = error
 
 
-def _store(session: Session, settings: Settings, message: Envelope, now: datetime) -> Stored:
+def store_too_large(
+    factory: sessionmaker[Session],
+    settings: Settings,
+    header: bytes,
+    envelope_from: str | None,
+    clock: Callable[[], datetime] = utcnow,
+) -> Stored:
+    """Store a stand-in for a message over ``max_message_bytes`` that was taken already (a
+    hosted mailbox's; SMTP refuses one before it is taken): its ``header`` block alone, to be
+    answered once that it was too large, as processing answers any message (never automatic
+    mail, an unconfirmed address only once confirmed). A second copy is a duplicate."""
+    stand_in = header.rstrip(b"\r\n") + b"\r\n\r\n"
+    with transaction(factory) as session:
+        return _store(session, settings, (stand_in, envelope_from, ()), clock(), TOO_LARGE_KEY)
+
+
+def _store(
+    session: Session, settings: Settings, message: Envelope, now: datetime, key_prefix: str = ""
+) -> Stored:
     raw, envelope_from, envelope_to = message
     # None: not known (stdin without -f); "": the null return path of a bounce.
     sender = None if envelope_from is None else envelope_from.strip().strip("<>").lower()
     if sender and not sender.isprintable():  # PostgreSQL refuses a NUL in text
         sender = printable(sender)
     from_address = header_from_address(raw)
-    key, earlier_keys, since = _dedupe_keys(dedupe_key(raw), now, settings)
+    key, earlier_keys, since = _dedupe_keys(key_prefix + dedupe_key(raw), now, settings)
     # A copy of a stored message is acknowledged even from a sender over the limits, so
     # that the sending MTA stops retrying it.
     if _stored_already(session, earlier_keys, since):

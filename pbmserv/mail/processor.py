@@ -62,6 +62,7 @@ from pbmserv.mail.compose import (
     reply_subject,
 )
 from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
+from pbmserv.mail.inbox import TOO_LARGE_KEY
 from pbmserv.mail.outbox_rows import (
     insert_outbox,
     notification_rows,
@@ -95,6 +96,12 @@ class Pending:
     envelope_from: str | None
     #: The envelope recipients (RCPT TO), one a line, where the listener knew them.
     envelope_to: str | None = None
+    dedupe_key: str | None = None
+
+    @property
+    def too_large(self) -> bool:
+        """A stand-in for a message too large to keep (mail.inbox.store_too_large)."""
+        return bool(self.dedupe_key and self.dedupe_key.startswith(TOO_LARGE_KEY))
 
 
 @dataclass(frozen=True)
@@ -121,6 +128,8 @@ def prepare(settings: Settings, item: Pending) -> Prepared:
         mail = replace(mail, recipients=tuple(dict.fromkeys(recipients)))
     if mail.auto_reason:
         return Prepared(mail, [])
+    if item.too_large:  # nothing of it runs, as SMTP would have refused it: it is answered
+        return Prepared(replace(mail, recipients=()), [])
     most = settings.max_commands_per_message
     lines = command_lines(mail.subject, mail.text, looks_like_command, max_lines=most)
     tags = reply_tags(mail, settings.address)
@@ -210,7 +219,9 @@ def _handle(
         if prepared.tags
         else None
     )
-    if seat is not None and seat.lines:
+    if item.too_large:
+        sections = [too_large_section(settings)]
+    elif seat is not None and seat.lines:
         sections = [_dispatch_reply(ctx, line, seat.userid) for line in seat.lines]
     elif any(looks_like_command(line) for line in lines):
         sections = [dispatch_line(ctx, line) for line in lines]
@@ -331,6 +342,18 @@ def _confirmation_reply(done: confirmation.Confirmed | None, by_reply: bool = Tr
     return section
 
 
+def too_large_section(settings: Settings) -> Section:
+    """The answer to a message over the size limit that a hosted mailbox took in."""
+    limit = settings.max_message_bytes
+    return Section(
+        "too_large",
+        {"limit_kb": limit // 1024},
+        ok=False,
+        summary="too large",
+        command=f"(a message over {limit // 1024} KB)",
+    )
+
+
 def _dispatch_reply(ctx: CommandContext, line: ReplyLine, userid: str | None) -> Section:
     """A command of a reply to a seat's address; one built from bare words runs as the
     seat's user, who was checked instead of a password."""
@@ -369,7 +392,13 @@ def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
 
 
 _DUE = (
-    select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_from, _INBOX.c.envelope_to)
+    select(
+        _INBOX.c.id,
+        _INBOX.c.raw,
+        _INBOX.c.envelope_from,
+        _INBOX.c.envelope_to,
+        _INBOX.c.dedupe_key,
+    )
     .where(
         _INBOX.c.status == "pending",
         or_(_INBOX.c.not_before.is_(None), _INBOX.c.not_before <= bindparam("now")),

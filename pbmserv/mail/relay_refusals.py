@@ -65,7 +65,7 @@ def count_refusal(
     to the opponents if it marks the address, in one transaction (the path of a delivery
     report in pbmserv.mail.processor)."""
     # Imported here: the delivery processes load the composing of mail only when they need it.
-    from pbmserv.mail.processor import queue_notifications
+    from pbmserv.mail.outbox_rows import queue_notifications
 
     with transaction(session_factory(engine)) as session:
         outcome = bouncing.record_bounce(session, settings, outbox_id, report, now)

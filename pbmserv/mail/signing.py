@@ -8,7 +8,9 @@ relaxed/relaxed canonicalisation so that a relay re-folding a header does not br
 from __future__ import annotations
 
 import base64
+import os
 import re
+import stat
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -69,6 +71,26 @@ def signer_of(settings: Settings) -> DkimSigner | None:
         raise SigningError(f"cannot read the DKIM key {path}: {error.strerror}") from None
     key = _read_key(str(path), stamp)  # read again only when the file changed (a new key)
     return DkimSigner(settings.dkim_selector, signing_domain(settings), key)
+
+
+def key_file_exposure(path: Path) -> str | None:
+    """Why the private key at ``path`` may be read by others, as ssh refuses a key that
+    others can read; None when only this server may read it. Readable by its group is fine
+    when that group is one this process runs in (the kit's root:pbmserv 0640)."""
+    try:
+        status = path.stat()
+    except OSError:
+        return None  # signer_of says why it cannot be read
+    mode = stat.S_IMODE(status.st_mode)
+    if mode & 0o007:
+        return f"the DKIM key {path} is readable by every user (mode {mode:04o}): chmod o-rwx it"
+    ours = {os.getegid(), *os.getgroups()}
+    if mode & 0o070 and status.st_gid not in ours:
+        return (
+            f"the DKIM key {path} is readable by the group {status.st_gid}, not this server's "
+            f"(mode {mode:04o}): chmod g-rwx it, or give it the server's group"
+        )
+    return None
 
 
 @lru_cache(maxsize=4)

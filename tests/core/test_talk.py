@@ -57,3 +57,20 @@ def test_a_message_needs_a_user_and_a_text(players: Client) -> None:
     empty = players.run("message alice secret1 bob carol")
     assert not empty.ok and "no text" in empty.text
     assert players.notifications == []
+
+
+def test_robots_read_no_messages_and_the_answer_says_so(players: Client) -> None:
+    alone = players.run("message alice secret1 robot1 good game?")
+    assert alone.ok and "Nobody received your message." in alone.text
+    assert "robot1 is a robot: robots read no messages" in alone.text
+    assert "sent to" not in alone.text
+    mixed = players.run("message alice secret1 robot2 bob hello both")
+    assert "sent to Bob." in mixed.text and "robot2 is a robot" in mixed.text
+    assert {n.to for n in players.notifications} == {"bob@example.org"}
+
+
+def test_a_chat_on_a_robot_board_counts_no_robot_reader(players: Client) -> None:
+    assert players.run("owlman challenge alice robot1").ok
+    said = players.run("owlman chat 1 alice secret1 hello")
+    assert said.ok and "sent to 0 readers" in said.text
+    assert all(not n.to.endswith("@robots.invalid") for n in players.notifications)

@@ -11,6 +11,7 @@ from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Notification, Section
+from pbmserv.core.robot_identity import is_robot
 from pbmserv.db.models import User
 from pbmserv.games.base import AnyGame
 
@@ -37,7 +38,7 @@ def chat(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     readers = [s.user for s in board.row.seats] + list(service.observers(ctx, board))
     data = {"game": game.SPEC.name, "board": board.number, "from": user.display_id, "text": text}
     for reader in readers:
-        if reader.id in told or reader.disabled:
+        if reader.id in told or reader.disabled or is_robot(reader):  # robots read nothing
             continue
         told.add(reader.id)
         # In the reader's thread of the board; a player's reply is a chat line back.
@@ -94,7 +95,7 @@ def message(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Se
     if len(text) > MAX_CHAT:
         raise CommandError(f"a message is at most {MAX_CHAT} characters")
     data = {"from": user.display_id, "text": text}
-    sent = [r for r in recipients if not r.disabled]
+    sent = [r for r in recipients if not r.disabled and not is_robot(r)]
     for reader in sent:
         # A reply from the reader's own address is a message back (the tag is the reader's).
         tag = board_mail.message_tag(ctx.session, reader, user)
@@ -108,4 +109,7 @@ def message(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Se
             )
         )
     names = [r.display_id for r in sent]
-    return Section("messaged", {"to": names}, summary=f"message to {len(names)}")
+    robots = [r.display_id for r in recipients if is_robot(r)]
+    return Section(
+        "messaged", {"to": names, "robots": robots}, summary=f"message to {len(names)}"
+    )

@@ -130,6 +130,12 @@ class Settings:
     robot_games_per_user: int = 5
     # How often the robots' process looks for boards where a robot is to act.
     robot_poll_seconds: float = 1.0
+    # Fair shares of the robots' time (mail.robot_fairness): turns thought about at once (each
+    # for a different person), the CPU seconds one person's robot turns may take an hour
+    # (then they wait), and the CPU seconds a robot thinks about a proposal (a draw).
+    robot_turns_at_once: int = 2
+    robot_cpu_seconds_per_person_per_hour: float = 600.0
+    robot_proposal_cpu_seconds: float = 0.5
     # Glicko-2's rating period, in days: a player's rating deviation grows by one period's
     # volatility for each period (fractions counted) since their last rated board.
     rating_period_days: float = 7.0
@@ -259,6 +265,9 @@ ENV_NAMES = {
     "robot_cpu_seconds": "PBMSERV_ROBOT_CPU_SECONDS",
     "robot_games_per_user": "PBMSERV_ROBOT_GAMES_PER_USER",
     "robot_poll_seconds": "PBMSERV_ROBOT_POLL_SECONDS",
+    "robot_turns_at_once": "PBMSERV_ROBOT_TURNS_AT_ONCE",
+    "robot_cpu_seconds_per_person_per_hour": "PBMSERV_ROBOT_CPU_SECONDS_PER_PERSON_PER_HOUR",
+    "robot_proposal_cpu_seconds": "PBMSERV_ROBOT_PROPOSAL_CPU_SECONDS",
     "rating_period_days": "PBMSERV_RATING_PERIOD_DAYS",
     "clock": "PBMSERV_CLOCK",
     "tournament_clock": "PBMSERV_TOURNAMENT_CLOCK",
@@ -441,6 +450,12 @@ def load_settings(
         raise ConfigError("rating_period_days must be between 0.01 and 3650")
     if settings.robot_poll_seconds <= 0:
         raise ConfigError("robot_poll_seconds must be more than 0")
+    if not 1 <= settings.robot_turns_at_once <= 64:
+        raise ConfigError("robot_turns_at_once must be between 1 and 64")
+    if not 1 <= settings.robot_cpu_seconds_per_person_per_hour <= 3600:
+        raise ConfigError("robot_cpu_seconds_per_person_per_hour must be between 1 and 3600")
+    if not 0.05 <= settings.robot_proposal_cpu_seconds <= 600:
+        raise ConfigError("robot_proposal_cpu_seconds must be between 0.05 and 600")
     for name in (
         "max_accounts_per_address",
         "max_mails_per_message",

@@ -108,7 +108,8 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
         "confirm",
         _users_confirm,
         "confirm an address whose confirmation mail was lost: what the player's reply would "
-        "have done (their held messages are processed, a waiting address change is made)",
+        "have done (the held message it asked about is processed; other users' requests to "
+        "use the address still wait for its owner)",
     ).add_argument("player_address", metavar="ADDRESS")
 
     games = groups.add_parser("games", help="list, show, undo, adjudicate, delete boards")

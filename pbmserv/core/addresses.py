@@ -17,3 +17,14 @@ def users_of_address(session: Session, address: str) -> list[User]:
         or_(func.lower(User.email) == wanted, User.id.in_(added.scalar_subquery()))
     )
     return list(session.scalars(query.order_by(User.id)))
+
+
+#: Most other addresses one user may add (``add``).
+MAX_ADDRESSES = 5
+
+
+def users_registered_at(session: Session, address: str) -> int:
+    """How many open accounts have ``address`` (case aside) as their registered address."""
+    query = select(func.count()).select_from(User)
+    query = query.where(func.lower(User.email) == address.lower(), User.disabled.is_(False))
+    return session.scalar(query) or 0

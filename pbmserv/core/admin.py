@@ -13,7 +13,15 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
-from pbmserv.core import bouncing, clocks, confirmation, numbering, ratings, unsubscribing
+from pbmserv.core import (
+    bouncing,
+    clocks,
+    confirmation,
+    numbering,
+    ratings,
+    unreachable,
+    unsubscribing,
+)
 from pbmserv.core import game_service as service
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
@@ -195,13 +203,12 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
         raise CommandError(f'"{address}" is not a mail address like name@example.org')
     old = user.email
     waited = ctx.is_bouncing(old)  # the boards waited for an address that did not work
-    hours = ctx.settings.reminder_hours
     confirmation.mark_confirmed(ctx.session, address, ctx.now())  # the operator vouches for it
-    bouncing.clear_bouncing(ctx.session, address, ctx.now(), hours)  # ... and mail reaches it
+    bouncing.clear_bouncing(ctx, address)  # ... and mail reaches it
     ctx.forget_confirmations()
     user.email, user.pending_email = address, None
-    if waited:
-        bouncing.restart_clocks(ctx.session, [user.id], ctx.now(), hours)
+    if waited:  # the vacation the bounce began ends (core.unreachable)
+        unreachable.end(ctx, [user], ctx.now())
     rotate_reply_addresses(ctx, user)  # old reply addresses stop; new ones go out at once
     context = {"userid": user.display_id, "old": old, "new": address}
     for to in dict.fromkeys([old, address]):
@@ -218,7 +225,9 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
 
 def confirm_address(ctx: CommandContext, address: str) -> str:
     """Confirm ``address`` for a player whose confirmation mail was lost: what their reply to
-    it would have done (core.confirmation), the held messages then processed by the server."""
+    the mail about their own message would have done (core.confirmation), that message then
+    processed by the server. Other users' requests to use the address are not made: they wait
+    for its owner's own yes (``users email`` moves a user's mail by hand)."""
     if not ADDRESS_PATTERN.match(address):
         raise CommandError(
             f'"{address}" is not a mail address like name@example.org '
@@ -227,10 +236,15 @@ def confirm_address(ctx: CommandContext, address: str) -> str:
     done = confirmation.confirm_by_operator(ctx, address)
     if done is None:
         raise CommandError(f"{address} is already confirmed; nothing was changed")
-    moved = f"; mail for {', '.join(done.moved)} now goes to it" if done.moved else ""
+    waits = (
+        f"; {done.waiting} other request(s) wait for its owner's own reply (or are dropped "
+        f"within {confirmation.HELD_FOR.days} days)"
+        if done.waiting
+        else ""
+    )
     return (
         f"{done.address} is confirmed: {done.released} held message(s) released for the "
-        f"server to process{moved}"
+        f"server to process{waits}"
     )
 
 

@@ -10,13 +10,16 @@ line. At ``bounce_limit`` hard bounces the address is marked *bouncing*:
 
 - mail to it is withheld (see ``CommandContext.notify``), but for the reply to a message
   from it, which goes as ever (and that message clears the mark anyway);
-- its users' boards wait, for both sides, with no reminders and no forfeits, as for a player
-  who signed off; the operator decides what becomes of them (``pbmserv admin games
-  adjudicate``), or the player writes in;
-- the opponents on those boards are told once that the player cannot be reached by mail.
+- its users go on a vacation begun by the bounce (:mod:`pbmserv.core.unreachable`): their
+  clocks stop and their boards without a clock wait, charged to their vacation bank, so
+  that a bounce, forged or not, never gives more time than a vacation would; with the bank
+  empty their clocks run, as for any absence;
+- the opponents on those boards are told once that the player cannot be reached by mail,
+  and until when at the latest their clocks stop.
 
-Any message from the address (``clear_bouncing``) clears the mark and the count, and its
-users' boards get their full time again from then.
+Any message from the address, or from another address one of its users writes from
+(``clear_for_sender``), clears the mark and the count: they can be reached. The vacation
+the bounce began ends then, charged, and the opponents are told that the clocks run again.
 """
 
 from __future__ import annotations
@@ -26,21 +29,30 @@ import hmac
 import logging
 import re
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol, cast
 
-from sqlalchemy import Connection, CursorResult, Engine, Select, func, not_, or_, select, update
+from sqlalchemy import Connection, CursorResult, Engine, func, not_, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core import clocks
+from pbmserv.core import unreachable
+from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification
 from pbmserv.db.engine import core_transaction
-from pbmserv.db.models import Address, GameRow, OutboxMessage, Seat, ServerKey, User, table_of
+from pbmserv.db.models import (
+    Address,
+    GameRow,
+    OutboxMessage,
+    Seat,
+    ServerKey,
+    User,
+    UserAddress,
+    table_of,
+)
 
 log = logging.getLogger("pbmserv.bounces")
 
@@ -198,10 +210,10 @@ def record_bounce(
     )
     if held.hard_bounces >= settings.bounce_limit and held.bouncing_since is None:
         held.bouncing_since = now
-        users = [u.id for u in _users_at(session, address)]
-        clocks.pause_users(session, users, now, settings.reminder_hours)
+        ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
+        unreachable.begin(ctx, _users_at(session, address), now)
         outcome.marked = True
-        outcome.notices = _opponent_notices(session, address, held.hard_bounces)
+        outcome.notices = _opponent_notices(session, settings, address, held.hard_bounces)
     session.flush()
     fields.update(address=address, hard_bounces=held.hard_bounces, marked=outcome.marked)
     log.warning("a hard bounce", extra={"fields": fields})
@@ -230,13 +242,16 @@ def _users_at(session: Session, address: str) -> list[User]:
     return list(session.scalars(query))
 
 
-def _opponent_notices(session: Session, address: str, bounces: int) -> list[Notification]:
+def _opponent_notices(
+    session: Session, settings: Settings, address: str, bounces: int
+) -> list[Notification]:
     """One notice to each opponent of the address's users on their active boards, naming the
-    boards."""
+    boards and saying until when the users' clocks stop (core.unreachable)."""
     users = _users_at(session, address)
     ids = {u.id for u in users}
     if not ids:
         return []
+    paused = [unreachable.pause(user, settings.vacation_days_per_year) for user in users]
     boards = session.scalars(
         select(GameRow)
         .where(
@@ -259,7 +274,14 @@ def _opponent_notices(session: Session, address: str, bounces: int) -> list[Noti
     notices = []
     for other, listed in told.values():
         who = sorted({p for entry in listed for p in entry["players"]})
-        data = {"userid": other.display_id, "players": who, "boards": listed, "bounces": bounces}
+        pauses = [pause for pause in paused if pause["userid"] in who]
+        data = {
+            "userid": other.display_id,
+            "players": who,
+            "boards": listed,
+            "bounces": bounces,
+            "pauses": pauses,
+        }
         notices.append(Notification(to=other.email, channel="notice", kind=NOTICE_KIND, data=data))
     return notices
 
@@ -267,48 +289,40 @@ def _opponent_notices(session: Session, address: str, bounces: int) -> list[Noti
 # --- clearing and asking -------------------------------------------------------------------
 
 
-def clear_bouncing(session: Session, address: str, now: datetime, hours: tuple[int, ...]) -> bool:
-    """Mail came from ``address``: it reaches its owner again. Its count goes back to 0 and its
-    mark is cleared; if it was marked, its users' boards get their full time from ``now`` (the
-    time it was marked never counts towards a forfeit). True when there was anything to clear.
-    """
+def clear_for_sender(ctx: CommandContext, sender: str) -> bool:
+    """Mail came from ``sender``: whoever writes from it can be reached. Clears the sender's
+    own address and the registered address of the user who added it (``add``: mail goes to
+    the registered one), where mail bounced. True when anything was cleared."""
+    key = _key(sender)
+    added_by = select(func.lower(User.email)).join(UserAddress, UserAddress.user_id == User.id)
+    registered = ctx.session.scalars(added_by.where(UserAddress.address == key)).all()
+    cleared = False
+    for address in dict.fromkeys([key, *registered]):
+        if ctx.has_bounced(address):  # a look may_mail shares: no query for most mail
+            cleared = clear_bouncing(ctx, address) or cleared
+    return cleared
+
+
+def clear_bouncing(ctx: CommandContext, address: str) -> bool:
+    """``address`` reaches its owner again (mail came from them, or the operator vouches for
+    it). Its count goes back to 0 and its mark is cleared; if it was marked, the vacations the
+    bounce began for its users end now, charged (core.unreachable). True when there was
+    anything to clear."""
+    session = ctx.session
     row = session.get(Address, _key(address))
     if row is None or (row.hard_bounces == 0 and row.bouncing_since is None):
         return False
     was_marked = row.bouncing_since is not None
     row.hard_bounces, row.bouncing_since = 0, None
     if was_marked:
-        restart_clocks(session, [u.id for u in _users_at(session, row.address)], now, hours)
+        unreachable.end(ctx, _users_at(session, row.address), ctx.now())
         fields = {"address": row.address}
         log.info("mail came from a bouncing address: cleared", extra={"fields": fields})
     session.flush()
     return True
 
 
-def restart_clocks(
-    session: Session, user_ids: Sequence[int], now: datetime, hours: tuple[int, ...]
-) -> None:
-    """The active boards of ``user_ids`` get their full idle time from ``now`` (as after a
-    vacation), and their clocks, stopped while the address bounced, run again (``hours``: when
-    running clocks remind)."""
-    if not user_ids:
-        return
-    mine = select(Seat.game_id).where(Seat.user_id.in_(user_ids))
-    session.execute(
-        update(GameRow)
-        .where(GameRow.id.in_(mine), GameRow.status == "active", GameRow.time_control.is_(None))
-        .values(updated_at=now, reminded_at=None)
-        .execution_options(synchronize_session=False)
-    )
-    clocks.resume_users(session, user_ids, now, hours)
-
-
 def is_bouncing(session: Session, address: str) -> bool:
     """Is ``address`` marked bouncing (no mail goes to it but replies)?"""
     query = select(Address.bouncing_since).where(Address.address == _key(address))
     return session.scalar(query) is not None
-
-
-def bouncing_addresses() -> Select[Any]:
-    """SQL: the addresses marked bouncing (for the maintenance's and the shell's queries)."""
-    return select(Address.address).where(Address.bouncing_since.is_not(None))

@@ -2,8 +2,9 @@
 from the moment the board mail that gives it the turn is queued (the transaction's time) until
 its move; every change of turn stores each seat's exact time left, never derived from mail.
 
-A seat's clock runs while it is the seat's turn, the board is not over and its player is not
-on vacation (``core.vacations``) nor unreachable by mail (``core.bouncing``).
+A seat's clock runs while it is the seat's turn, the board is not over, its player accepted
+the board (``core.consent``) and is not on vacation (``core.vacations``; a player our mail
+cannot reach is on one, charged to their bank: ``core.unreachable``).
 ``GameRow.clock_due_at`` is when the sweep must next look at the board (a reminder due, a time
 running out), so the sweep reads only the boards due.
 """
@@ -14,10 +15,10 @@ from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import select
-from sqlalchemy.orm import Session, object_session
+from sqlalchemy.orm import Session
 
 from pbmserv.core.context import CommandContext
-from pbmserv.db.models import Address, GameRow, Seat, User
+from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.time_controls import TimeControl, format_duration, parse_time_control
 
 
@@ -70,7 +71,8 @@ def run(row: GameRow, now: datetime, hours: tuple[int, ...]) -> None:
         return
     turn = {int(s) for s in row.to_move.split(",") if s} if row.status == "active" else set()
     for seat in row.seats:
-        if seat.seat in turn and not _paused(row, seat.user):
+        # A seat whose player has not accepted the board has no running clock (core.consent).
+        if seat.seat in turn and seat.accepted_at is not None and not _paused(row, seat.user):
             if seat.clock_since is None:
                 seat.clock_since = now
                 # Marks already passed as the turn begins: the board mail shows the time.
@@ -83,15 +85,10 @@ def run(row: GameRow, now: datetime, hours: tuple[int, ...]) -> None:
 
 
 def _paused(row: GameRow, user: User) -> bool:
-    """The user's clocks stand still: on vacation, or their address is marked bouncing
-    (core.bouncing: the board mail cannot reach them)."""
-    if user.away_since is not None:
-        return True
-    session = object_session(row)
-    if session is None:
-        return False
-    query = select(Address.bouncing_since).where(Address.address == user.email.strip().lower())
-    return session.scalar(query) is not None
+    """The user's clocks stand still: on vacation (as is a user whose address is marked
+    bouncing while their bank lasts: core.unreachable; never the mark itself, which would
+    stop a clock for free)."""
+    return user.away_since is not None
 
 
 def _clocked_boards(session: Session, user_ids: Sequence[int]) -> list[GameRow]:
@@ -203,6 +200,7 @@ def view(row: GameRow, now: datetime, reader: int | None) -> list[dict[str, obje
             "left": format_duration(max(left_at(seat, now), 0.0)),
             "running": seat.clock_since is not None,
             "away": seat.user.away_since is not None,
+            "unreachable": seat.user.vacation_unreachable,
         }
         for seat in seats
     ]

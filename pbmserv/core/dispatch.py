@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from pbmserv.core import blast, logins
+from pbmserv.core import blast, consent, logins
 from pbmserv.core.commands import GAME_COMMANDS, TOP_LEVEL
 from pbmserv.core.commands.play import play_verb
 from pbmserv.core.commands.registry import CommandSpec
@@ -193,6 +193,12 @@ def _run(
     syntax = spec.syntax_for(game)
     if len(line.words) < spec.min_words:
         return _error(quoted, CommandError("some words are missing"), syntax)
+    if not spec.secret_words and ctx.sender is not None:
+        # No password names the user: the From does, and a disabled user's get only that answer.
+        try:
+            consent.sender_users(ctx)
+        except CommandError as error:
+            return _error(quoted, error, None)
     notices_before = len(ctx.notifications)
     savepoint = ctx.session.begin_nested()
     try:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -15,7 +15,7 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, joinedload
 
-from pbmserv.core import board_mail, clocks, numbering, ratings, vacations
+from pbmserv.core import board_mail, clocks, consent, numbering, ratings, vacations
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
 from pbmserv.core.results import CommandError, MailThread, Notification
@@ -169,9 +169,11 @@ def create_board(
     options: dict[str, Any],
     players: Sequence[User],
     time_control: TimeControl | None = None,
+    accepted: Collection[int] | None = None,
 ) -> Board:
     """A new board of ``game`` between ``players`` (in seat order), with a clock of
-    ``time_control`` (None: none, the idle rule)."""
+    ``time_control`` (None: none, the idle rule), accepted by the users ``accepted`` (None:
+    by all; see core.consent)."""
     seed = secrets.randbits(62)
     state = game.new_game(options, new_game_rng(seed))
     now = ctx.now()
@@ -190,6 +192,7 @@ def create_board(
     row.seats = [Seat(seat=i, user=user, user_id=user.id) for i, user in enumerate(players)]
     board = Board(row=row, game=game, state=state)
     _store_progress(board)
+    consent.mark_accepted(row.seats, accepted, now)
     clocks.start(row, time_control, now, ctx.settings.reminder_hours)
     ctx.session.add(row)
     ctx.session.flush()
@@ -232,6 +235,7 @@ def _play(ctx: CommandContext, board: Board, seat: int, choose: Callable[[], Any
             f"it is not your turn on board {board.number}: waiting for {waiting}",
             syntax_was_right=True,
         )
+    consent.accept(board.row, seat, ctx.now())  # a move accepts the board
     if board.row.time_control is not None:
         vacations.before_move(ctx, board.row, seat)
     try:
@@ -332,6 +336,8 @@ def conclude(ctx: CommandContext, board: Board, outcome: Outcome) -> None:
     """End the board with ``outcome``, noted on the context for whatever depends on it (its
     tournament), which whoever runs the command tells."""
     finish(board, outcome)
+    if unaccepted := consent.unaccepted_seats(board.row):  # rated only once all accepted
+        board.row.result = {**(board.row.result or {}), "unaccepted": unaccepted}
     clocks.stop(board.row, ctx.now())
     ratings.rate(ctx, board.row)
     ctx.finished_boards.append(board.row)
@@ -352,41 +358,11 @@ def finish(board: Board, outcome: Outcome) -> None:
 def resign(ctx: CommandContext, board: Board, seat: int) -> None:
     if board.finished:
         raise CommandError(f"board {board.number} is already over: {result_text(board)}")
+    consent.accept(board.row, seat, ctx.now())  # a resignation is no refusal: it counts
     record_event(ctx, board, "resign", "resigns", seat)
     others = frozenset(s.seat for s in board.row.seats if s.seat != seat)
     reason = f"{board.seat_label(seat)} resigned"
     conclude(ctx, board, Outcome(others, reason, termination=Termination.RESIGNATION))
-    board.row.updated_at = ctx.now()
-
-
-def decline(ctx: CommandContext, board: Board, seat: int) -> None:
-    """End a board its player never agreed to: allowed before that player's first move, and
-    not in a tournament. Nobody wins or loses; the board counts for nothing."""
-    if board.finished:
-        raise CommandError(f"board {board.number} is already over: {result_text(board)}")
-    if board.row.match_id is not None:
-        raise CommandError(
-            f"board {board.number} is a tournament game: it cannot be declined",
-            hint="You may resign it, or withdraw from the tournament.",
-            syntax_was_right=True,
-        )
-    moved = ctx.session.scalar(
-        select(MoveRow.id)
-        .where(MoveRow.game_id == board.row.id, MoveRow.seat == seat, MoveRow.kind == "move")
-        .limit(1)
-    )
-    if moved is not None:
-        raise CommandError(
-            f"you have already moved on board {board.number}, so it can no longer be declined",
-            hint="You may resign it instead.",
-            syntax_was_right=True,
-        )
-    record_event(ctx, board, "decline", "declines the challenge", seat)
-    label = board.seat_label(seat)
-    reason = f"{label} declined the challenge"
-    finish(board, Outcome(frozenset(), reason, termination=Termination.DECLINED))
-    clocks.stop(board.row, ctx.now())
-    board.row.result = {**(board.row.result or {}), "declined": True}
     board.row.updated_at = ctx.now()
 
 
@@ -397,7 +373,9 @@ def result_text(board: Board) -> str:
         head = "declined"
     else:
         head = f"{' and '.join(winners)} won{_margin(result)}" if winners else "drawn"
-    return f"{head} ({result.get('reason', '')})"
+    unaccepted = [board.user_at(s).display_id for s in result.get("unaccepted", [])]
+    tail = f"; not rated: {' and '.join(unaccepted)} never accepted it" if unaccepted else ""
+    return f"{head} ({result.get('reason', '')}){tail}"
 
 
 def _margin(result: dict[str, Any]) -> str:
@@ -577,6 +555,7 @@ def board_view(
         "reply_args": verb.takes if verb else "MOVE",
         "time_control": board.row.time_control,
         "clocks": clocks.view(board.row, now, seat),
+        "accepted": consent.is_accepted(board.row, seat) or board.finished,
     }
 
 

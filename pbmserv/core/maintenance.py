@@ -3,8 +3,11 @@ reminder after one limit, a forfeit after a second.
 
 A board is never forfeited without a reminder of its idle spell sent at least
 ``forfeit_notice_days`` before: after downtime an overdue board is reminded first. The boards
-of a player who signed off, or whose address is marked bouncing (core.bouncing), wait for both
-sides: no reminders, no forfeits.
+of a player on vacation wait for both sides: no reminders, no forfeits (a player whose address
+is marked bouncing is on one while their bank lasts, core.unreachable; then their boards go
+on, as for any absence). A board waiting for a player who never accepted it
+(core.consent) follows this rule even with a clock (theirs does not run), and is cancelled,
+unrated, where another would be forfeited.
 
 The limits come from the settings (per game where the config file sets them). Run by
 `pbmserv admin maintain` and periodically by `serve`; several servers may run it at once on
@@ -20,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, and_, func, or_, select
+from sqlalchemy import ColumnElement, and_, or_, select
 
 from pbmserv.config import IdleLimits, Settings
+from pbmserv.core import consent, declining
 from pbmserv.core import game_service as service
-from pbmserv.core.bouncing import bouncing_addresses
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.tournaments.service import settle_finished
@@ -81,17 +84,14 @@ def due_condition(settings: Settings, now: datetime) -> ColumnElement[bool]:
     # Boards of a player who signed off wait, for both sides, until the player is back.
     away = select(Seat.game_id).join(User, User.id == Seat.user_id)
     away = away.where(User.away_since.is_not(None))
-    # So do the boards of a player whose mail bounces (core.bouncing): the operator decides.
-    unreachable = select(Seat.game_id).join(User, User.id == Seat.user_id)
-    unreachable = unreachable.where(func.lower(User.email).in_(bouncing_addresses()))
     # The plain range on updated_at lets ix_games_status_updated narrow the scan first.
     return and_(
         GameRow.status == "active",
         GameRow.updated_at <= now - timedelta(days=shortest),
-        GameRow.time_control.is_(None),  # a board with a clock has the clock sweep instead
+        # A board with a clock has the clock sweep instead, unless a player never accepted it.
+        or_(GameRow.time_control.is_(None), GameRow.id.in_(consent.boards_not_accepted())),
         or_(*clauses),
         GameRow.id.not_in(away),
-        GameRow.id.not_in(unreachable),
     )
 
 
@@ -118,7 +118,7 @@ def run_maintenance(
         report.examined += 1
         report.last_id = row.id
         game = find_game(row.game)
-        if game is None:
+        if game is None or (row.time_control is not None and not _waits_for_consent(row)):
             continue
         limits = settings.idle_limits(row.game)
         moved = _aware(row.updated_at, now)
@@ -148,8 +148,18 @@ def _idle_seats(board: Board) -> list[int]:
     return sorted(board.game.to_move(board.state).seats)
 
 
+def _waits_for_consent(row: GameRow) -> bool:
+    """Whether a seat to move has not accepted the board (core.consent)."""
+    to_move = {int(seat) for seat in row.to_move.split(",") if seat}
+    return bool(to_move & set(consent.unaccepted_seats(row)))
+
+
 def _forfeit(ctx: CommandContext, board: Board, days: float) -> None:
     idle = _idle_seats(board)
+    if _waits_for_consent(board.row):  # nobody loses a board they never accepted
+        reason = declining.expire(ctx, board, idle, days)
+        service.notify_board(ctx, board, f"The board was {reason}.")
+        return
     names = ", ".join(board.seat_label(s) for s in idle)
     winners = frozenset(s.seat for s in board.row.seats if s.seat not in idle)
     reason = f"forfeited: {names} made no move in {days:g} days"
@@ -168,4 +178,5 @@ def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float)
             continue
         view = service.board_view(board, seat.seat, seat.user, now=ctx.now())
         data = {"view": view, "idle_days": idle_days, "days_left": max(1, round(days_left))}
+        data["unaccepted"] = _waits_for_consent(board.row)  # cancelled, not forfeited
         service.board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
+from pbmserv.core import clocks, consent, numbering
 from pbmserv.core import game_service as service
-from pbmserv.core import numbering
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import CommandError
@@ -135,6 +135,8 @@ def answerable(ctx: CommandContext, board: Board, seat: int, kind: str | None) -
 def accept(ctx: CommandContext, board: Board, seat: int, standing: Proposal) -> str | None:
     """Record ``seat``'s consent; once every other player has agreed, carry the proposal out
     and return what happened (None: others must still agree)."""
+    if consent.accept(board.row, seat, ctx.now()):  # agreeing accepts the board (core.consent)
+        clocks.run(board.row, ctx.now(), ctx.settings.reminder_hours)
     service.record_event(ctx, board, "accept", f"accepts the {standing.kind} proposal", seat)
     others = {s.seat for s in board.row.seats} - {standing.seat}
     if not others <= standing.accepted_by | {seat}:

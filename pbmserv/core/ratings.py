@@ -4,8 +4,9 @@ is provisional until its player has finished 20 rated boards. Beside it Glicko-2
 standings ordered by the rating less two deviations.
 
 Every board that ends is rated once (resignations, forfeits and rulings included), except a
-declined challenge, which counts for nothing. What it changed is kept, so that an operator who
-reopens the board takes the change back.
+declined challenge, or a board a player never accepted (core.consent), which count for
+nothing. What it changed is kept, so that an operator who reopens the board takes the change
+back.
 """
 
 from __future__ import annotations
@@ -49,8 +50,9 @@ def elo_changes(ratings: Sequence[float], scores: Sequence[float], k: float = K)
 
 
 def is_rated(result: Mapping[str, Any] | None) -> bool:
-    """Whether a finished board's stored result counts for ratings."""
-    if result is None:
+    """Whether a finished board's stored result counts for ratings: not a declined one, nor
+    one a player never accepted (core.consent)."""
+    if result is None or result.get("unaccepted"):
         return False
     return not result.get("declined") and result.get("termination") != "declined"
 

@@ -13,6 +13,7 @@ from typing import Any
 #: What a command's part of the reply may tell (every kind is worded by the mail layer).
 SECTION_KINDS = frozenset(
     {
+        "accepted_board",
         "address_added",
         "address_confirmed",
         "board",

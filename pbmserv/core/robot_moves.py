@@ -13,7 +13,6 @@ when its own search gives it no better than a draw (:data:`DRAW_ACCEPTED_AT_MOST
 
 from __future__ import annotations
 
-import random
 import time
 from dataclasses import dataclass
 
@@ -23,6 +22,7 @@ from pbmserv.core.commands.proposals import accept_and_tell, reject_and_tell
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.robot_seeds import robot_rng
 from pbmserv.core.robots import RobotTurn
 from pbmserv.robots.levels import robot_move, robot_value
 
@@ -40,11 +40,13 @@ class Decision:
     cpu_seconds: float = 0.0
 
 
-def decide(board: Board, turn: RobotTurn, cpu_seconds: float) -> Decision:
+def decide(board: Board, turn: RobotTurn, cpu_seconds: float, key: bytes) -> Decision:
     """Think about ``turn`` on ``board`` (read before, outside any transaction that writes).
     The robot is told nothing but the state as its seat may see it (pbmserv.robots draws
-    hidden pieces from that view) and a generator of its own, never the board's seed."""
-    rng = random.Random(f"robot:{turn.board}:{turn.ply}:{turn.task}")
+    hidden pieces from that view) and a generator of its own, never the board's seed: one
+    seeded under the server's secret ``key`` (core.robot_seeds.robot_key), so that no player
+    can work out its reply in advance while the operator can replay it."""
+    rng = robot_rng(key, turn)
     if turn.task == "undo":
         return Decision(turn, "reject")
     if turn.task == "draw":

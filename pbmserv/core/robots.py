@@ -8,7 +8,7 @@ What a robot has to do is a query (:func:`due_turns`); core.robot_moves thinks a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -85,6 +85,10 @@ class RobotTurn:
     ply: int
     #: "move", or the kind of proposal to answer ("draw", "undo").
     task: str = "move"
+    #: Whom the robot plays there: the address of the board's first person (several user
+    #: ids at one address are one person), by which the robots share their time fairly
+    #: (mail.robot_fairness).
+    person: str = ""
 
 
 def _robot_seats(session: Session) -> list[Any]:
@@ -119,23 +123,36 @@ def _open_proposals(session: Session, boards: list[int]) -> dict[int, int]:
     return {board: latest for board, latest in session.execute(query)}
 
 
-def due_turns(session: Session, limit: int = 20) -> list[RobotTurn]:
-    """What robots have to do now: proposals to answer first, then moves."""
+def _people(session: Session, boards: list[int]) -> dict[int, str]:
+    """Board -> the address of its first person (by seat), for ``boards``."""
+    if not boards:
+        return {}
+    query = (
+        select(Seat.game_id, User.email)
+        .join(User, User.id == Seat.user_id)
+        .where(Seat.game_id.in_(boards), User.robot_level.is_(None))
+        .order_by(Seat.game_id, Seat.seat.desc())
+    )
+    return {board: email.lower() for board, email in session.execute(query)}
+
+
+def due_turns(session: Session, limit: int | None = 20) -> list[RobotTurn]:
+    """What robots have to do now (all of it with ``limit`` None), each named with the person
+    it is for: proposals to answer first (a proposal gets a small budget), then moves, the
+    longest waiting first. Who is served in which order is mail.robot_fairness's choice."""
     seats = _robot_seats(session)
     proposed = _open_proposals(session, [row.id for row in seats])
     due: list[RobotTurn] = []
     for row in seats:
+        task = "move"
         if row.id in proposed:
-            standing = _proposal_for(session, row.id, row.seat)
-            if standing is not None:
-                due.append(
-                    RobotTurn(row.id, row.game, row.seat, row.robot_level, row.ply, standing)
-                )
-                continue
-        if str(row.seat) in row.to_move.split(","):
-            due.append(RobotTurn(row.id, row.game, row.seat, row.robot_level, row.ply))
-    due.sort(key=lambda turn: turn.task == "move")  # answers first: they are quick
-    return due[:limit]
+            task = _proposal_for(session, row.id, row.seat) or task
+        if task != "move" or str(row.seat) in row.to_move.split(","):
+            due.append(RobotTurn(row.id, row.game, row.seat, row.robot_level, row.ply, task))
+    people = _people(session, [turn.board for turn in due])
+    due = [replace(turn, person=people.get(turn.board, "")) for turn in due]
+    due.sort(key=lambda turn: turn.task == "move")
+    return due if limit is None else due[:limit]
 
 
 def _proposal_for(session: Session, board: int, seat: int) -> str | None:

@@ -79,10 +79,13 @@ def begin(
     *,
     until: datetime | None = None,
     automatic: bool = False,
+    unreachable: bool = False,
     quiet: bool = False,
 ) -> None:
-    """Put the user on vacation from ``at``: every clock of theirs stops there."""
+    """Put the user on vacation from ``at``: every clock of theirs stops there (``automatic``:
+    a move ends it; ``unreachable``: begun because mail cannot reach them, core.unreachable)."""
     user.away_since, user.vacation_until, user.vacation_automatic = at, until, automatic
+    user.vacation_unreachable = unreachable
     clocks.pause_users(ctx.session, [user.id], at, ctx.settings.reminder_hours)
     if not quiet:
         seats = _seats(ctx, user)
@@ -98,16 +101,20 @@ def end(ctx: CommandContext, user: User, at: datetime, *, quiet: bool = False) -
     start = clocks.aware(user.away_since)
     per_year = ctx.settings.vacation_days_per_year
     days = min(_days_started(start, at), max(per_year - days_used(user, start.year), 0))
+    used_up = days_used(user, start.year) + days >= per_year
+    unreachable = user.vacation_unreachable
     user.vacation_days_used = days_used(user, start.year) + days
     user.vacation_year = start.year
     user.away_since, user.vacation_until, user.vacation_automatic = None, None, False
+    user.vacation_unreachable = False
     clocks.resume_users(ctx.session, [user.id], at, ctx.settings.reminder_hours)
     seats = _seats(ctx, user)
     for seat in seats:
         if seat.game_row.time_control is None:  # time away never counts towards a forfeit
             seat.game_row.updated_at, seat.game_row.reminded_at = at, None
     if not quiet:
-        _tell_opponents(ctx, user, seats, away=False)
+        why = ("used_up" if used_up else "wrote") if unreachable else None
+        _tell_opponents(ctx, user, seats, away=False, unreachable=why)
     return days
 
 
@@ -146,8 +153,17 @@ def due_ends(ctx: CommandContext, now: datetime) -> list[tuple[User, datetime]]:
     return [(user, at) for user, at in ending if at is not None and at <= now]
 
 
-def _tell_opponents(ctx: CommandContext, user: User, seats: list[Seat], *, away: bool) -> None:
-    """One mail to each opponent on the user's active boards."""
+def _tell_opponents(
+    ctx: CommandContext,
+    user: User,
+    seats: list[Seat],
+    *,
+    away: bool,
+    unreachable: str | None = None,
+) -> None:
+    """One mail to each opponent on the user's active boards (``unreachable``: the vacation
+    that ends was begun by the user's mail bouncing, and ends because they "wrote" or their
+    days are "used_up")."""
     boards: dict[int, list[dict[str, object]]] = defaultdict(list)
     people: dict[int, User] = {}
     for seat in seats:
@@ -165,5 +181,6 @@ def _tell_opponents(ctx: CommandContext, user: User, seats: list[Seat], *, away:
             "away": away,
             "until": when_text(until),
             "boards": boards[uid],
+            "unreachable": unreachable,
         }
         ctx.notify(Notification(to=opponent.email, channel="notice", kind="vacation", data=data))

@@ -72,6 +72,9 @@ class User(Base):
     vacation_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: The vacation was begun by a clock running out (core.clocks): a move ends it.
     vacation_automatic: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
+    #: The vacation was begun by the user's address being marked bouncing (core.unreachable):
+    #: mail from any of the user's addresses ends it, as a move does.
+    vacation_unreachable: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     #: Vacation days used in ``vacation_year`` (a started day counts whole).
     vacation_days_used: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     vacation_year: Mapped[int | None] = mapped_column(Integer, nullable=True)
@@ -96,8 +99,8 @@ class Address(Base):
     #: Lower-cased.
     address: Mapped[str] = mapped_column(String(320), primary_key=True)
     confirmed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    #: The secret of the confirmation reply address (``pbmserv+confirm-CODE@host``) while the
-    #: address waits for its confirmation; None once confirmed.
+    #: Unused since migration 0024 (one code per address ran every request waiting for it);
+    #: each waiting request has its own code now (HeldRequest).
     code: Mapped[str | None] = mapped_column(String(32), nullable=True, unique=True)
     #: When the last confirmation mail went to it (at most one a day).
     code_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
@@ -109,6 +112,25 @@ class Address(Base):
     last_bounce_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: The last delivery report's status and diagnostic, for the operator.
     last_bounce: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class HeldRequest(Base):
+    """One request waiting for an address's owner to say yes, with the code of the one mail
+    that asked them: a message held from the address, or a user's ``email``/``add`` naming it.
+    The code runs this request and no other (core.confirmation)."""
+
+    __tablename__ = "held_requests"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    #: Lower-cased: the address whose owner is asked.
+    address: Mapped[str] = mapped_column(String(320), index=True)
+    #: "message" (``inbox_id`` is held), "email" or "add" (by ``user_id``).
+    kind: Mapped[str] = mapped_column(String(16))
+    code: Mapped[str] = mapped_column(String(32), unique=True)
+    inbox_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    user_id: Mapped[int | None] = mapped_column(ForeignKey("users.id"), nullable=True)
+    #: When it came; it expires HELD_FOR later.
+    requested_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
 
 
 class ServerKey(Base):
@@ -209,6 +231,9 @@ class Seat(Base):
     clock_since: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
     #: The fewest hours left of which the player was reminded this turn (None: not yet).
     clock_warned: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: When the player accepted the board (None: not yet: someone else started it, and until
+    #: they move or accept, it runs no clock of theirs and is not rated; core.consent).
+    accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     game_row: Mapped[GameRow] = relationship(back_populates="seats")
     user: Mapped[User] = relationship(lazy="joined")

@@ -208,8 +208,8 @@ def _handle(
         sender_authenticated=prepared.verdict is Verdict.PASS,
         lookups=lookups,
     )
-    if ctx.has_bounced(mail.sender):  # mail came from it: it works (a look may_mail shares)
-        bouncing.clear_bouncing(session, mail.sender, now, settings.reminder_hours)
+    # Mail came from it: it works, and whoever writes from it can be reached (core.bouncing).
+    if bouncing.clear_for_sender(ctx, mail.sender):
         ctx.forget_confirmations()
     if not ctx.may_mail(mail.sender):
         return _unconfirmed(ctx, item, prepared, now)
@@ -324,7 +324,12 @@ def _unconfirmed(ctx: CommandContext, item: Pending, prepared: Prepared, now: da
     if confirmation.held_count(ctx.session, mail.sender) >= confirmation.MAX_HELD:
         summary = "ignored: too many messages wait for this address's confirmation"
         return Handled("ignored", summary, {**fields, "status": "ignored", "reason": summary})
-    sent = confirmation.request(ctx, mail.sender)
+    # The mail (if one goes) names this message by the command words it has, and its code
+    # runs this message alone.
+    words = [line.split()[0].lower() for line in prepared.lines if is_command(line)]
+    sent = confirmation.ask(
+        ctx, mail.sender, confirmation.MESSAGE, inbox_id=item.id, commands=words
+    )
     summary = "held until the address is confirmed" + (" (asked)" if sent else "")
     outbox = notification_rows(ctx.settings, ctx.notifications, now, inbox_id=item.id)
     return Handled("held", summary, {**fields, "status": "held", "asked": sent}, outbox)
@@ -870,6 +875,8 @@ def expire_held(factory: sessionmaker[Session], now: datetime, chunk: int = 500)
     """Drop the messages whose address was not confirmed in time: they stay as ``ignored``,
     redacted like any processed message. Returns how many."""
     cutoff = now - confirmation.HELD_FOR
+    with transaction(factory) as session:
+        confirmation.expire(session, now)  # the codes of what is dropped below stop with it
     due = (
         select(_INBOX.c.id, _INBOX.c.raw, _INBOX.c.envelope_to)
         .where(_INBOX.c.status == "held", _INBOX.c.received_at < cutoff)

@@ -83,7 +83,9 @@ NOTICE_SUBJECTS: dict[str, Callable[[Data], str]] = {
         + ("a draw" if data["kind"] == "draw" else "taking back moves")
     ),
     "vacation": lambda data: (
-        f"pbmserv: {data['userid']} is "
+        f"pbmserv: {data['userid']}'s clocks run again"
+        if data.get("unreachable")
+        else f"pbmserv: {data['userid']} is "
         + ("on vacation" if data["away"] else "back from vacation")
         + (f" (board {data['board']}: the clock ran out)" if data.get("automatic") else "")
     ),

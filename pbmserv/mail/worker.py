@@ -39,6 +39,9 @@ RETENTION_INTERVAL_SECONDS = 3600.0
 # After a batch, how long at most the next waits for the listener's waiting stores: long enough
 # for a few group commits (a burst is stored first), short enough that moves go on meanwhile.
 MAKE_WAY_SECONDS = 0.05
+# On stopping, how long the robots' loop waits for the turns its threads are thinking about
+# (one cut short is thought about again: nothing is lost).
+ROBOT_FINISH_SECONDS = 2.0
 
 #: The parts of a server's work: receiving mail (the SMTP listener or the mailbox reader),
 #: processing it (with the maintenance), delivering the mail it queues.
@@ -166,18 +169,22 @@ class Server:
     async def _robot_loop(self) -> None:
         """The robots' turns, a round whenever one may be due (every robot_poll_seconds)."""
         runner = RobotRunner(self.factory, self.settings)
+        poll = self.settings.robot_poll_seconds
         while not self._stopping.is_set():
             try:
-                done = await asyncio.to_thread(runner.play_round)
+                # Starts what is due, fairly, and waits (up to poll) while robots think.
+                done = await asyncio.to_thread(runner.step, poll)
+                waited = runner.thinking()
             except Exception:
                 log.exception("the robots' round failed; trying again shortly")
-                done = 0
+                done, waited = 0, False
             if done:
                 self.mail_waiting()
+            if done or waited:
                 continue
             with contextlib.suppress(TimeoutError):
-                timeout = self.settings.robot_poll_seconds
-                await asyncio.wait_for(self._stopping.wait(), timeout=timeout)
+                await asyncio.wait_for(self._stopping.wait(), timeout=poll)
+        await asyncio.to_thread(runner.finish, ROBOT_FINISH_SECONDS)
 
     async def _rest_relay(self, relay: RelayConnection | None) -> float | None:
         """Close the relay connection once idle long enough; how long to wait for mail."""

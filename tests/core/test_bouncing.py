@@ -204,7 +204,10 @@ def test_the_limit_marks_the_address_and_the_opponents_are_told_once(players: Cl
     assert notice_subject(to_alice) == "pbmserv: Bob cannot be reached by mail"
     text = render_notice(to_alice, "pbmserv@localhost")
     assert "Hello alice," in text and "Our mail to Bob cannot be delivered" in text
-    assert "chameleon board 1 (with Bob)" in text and "no forfeits" in text
+    assert "chameleon board 1 (with Bob)" in text
+    # ... and until when Bob's clocks stop: while Bob's vacation days last (core.unreachable).
+    assert "Bob's clocks stop until 2030-01-21 00:00 UTC at the latest" in text
+    assert "taken from Bob's vacation days" in text
     assert BOB not in text  # the opponents are not told the address
     row = address_row(players)
     assert row is not None and row.bouncing_since is not None
@@ -254,25 +257,31 @@ def test_the_operator_cannot_mail_a_new_password_into_the_void(players: Client) 
 # --- the forfeit clock ---------------------------------------------------------------------
 
 
-def test_a_bouncing_players_boards_wait_then_get_full_time(players: Client) -> None:
-    assert players.run("chameleon challenge -size=5 alice bob").ok  # board 1
-    assert players.run("chameleon challenge -size=5 alice carol").ok  # board 2
+def test_a_bouncing_players_boards_wait_while_the_bank_lasts_then_go_on(players: Client) -> None:
+    """Boards without a clock wait for a player our mail cannot reach as on a vacation, taken
+    from their bank (core.unreachable); then they go on, as for any absence."""
+    assert players.run("chameleon challenge -clock=none alice bob").ok  # board 1
+    assert players.run("chameleon challenge -clock=none alice carol").ok  # board 2
     with transaction(players.factory) as session:
         session.execute(update(GameRow).values(updated_at=START, reminded_at=None))
     mark_bouncing(players)
-    year = START + timedelta(days=365)
-    report = maintain(players, year)
-    assert report.reminded == [2] and report.forfeited == []
-    assert maintain(players, year + timedelta(days=30)).forfeited == [2]
-    # Bob writes in: the mark and the count are gone, and board 1 has its full time again.
-    with transaction(players.factory) as session:
-        assert bouncing.clear_bouncing(session, "BOB@example.org", year, (48, 24))
-    row = address_row(players)
-    assert row is not None and row.hard_bounces == 0 and row.bouncing_since is None
-    assert row.last_bounce is not None  # the last report stays, for the operator
     limits = SETTINGS.idle_limits("chameleon")
-    assert maintain(players, year + timedelta(days=limits.remind_after_days - 0.5)).reminded == []
-    assert maintain(players, year + timedelta(days=limits.remind_after_days + 0.5)).reminded == [1]
+    assert limits.remind_after_days < SETTINGS.vacation_days_per_year
+    report = maintain(players, START + timedelta(days=limits.remind_after_days + 1))
+    assert report.reminded == [2]  # board 1 waits: bob is away
+    # The bank (20 days) runs out: the vacation ends, and board 1 has its full time from then.
+    bank_end = START + timedelta(days=SETTINGS.vacation_days_per_year)
+    with transaction(players.factory) as session:
+        ctx = CommandContext(session, SETTINGS, None, clock=lambda: bank_end)
+        assert sweep_clocks(ctx).vacations_ended == ["Bob"]
+    assert (
+        maintain(players, bank_end + timedelta(days=limits.remind_after_days - 0.5)).reminded == []
+    )
+    assert maintain(
+        players, bank_end + timedelta(days=limits.remind_after_days + 0.5)
+    ).reminded == [1]
+    # The mark stays (mail is still withheld) until bob writes.
+    assert address_row(players).bouncing_since is not None  # type: ignore[union-attr]
 
 
 def test_clearing_resets_the_count_below_the_limit_and_is_cheap_when_clean(
@@ -282,9 +291,9 @@ def test_clearing_resets_the_count_below_the_limit_and_is_cheap_when_clean(
     with transaction(players.factory) as session:
         ctx = CommandContext(session=session, settings=SETTINGS, sender=BOB)
         assert ctx.has_bounced(BOB) and not ctx.is_bouncing(BOB)
-        assert bouncing.clear_bouncing(session, BOB, START, (48, 24))
-        assert not bouncing.clear_bouncing(session, BOB, START, (48, 24))  # nothing left to clear
-        assert not bouncing.clear_bouncing(session, "nobody@example.org", START, (48, 24))
+        assert bouncing.clear_bouncing(ctx, BOB)
+        assert not bouncing.clear_bouncing(ctx, BOB)  # nothing left to clear
+        assert not bouncing.clear_bouncing(ctx, "nobody@example.org")
     row = address_row(players)
     assert row is not None and row.hard_bounces == 0
 
@@ -322,13 +331,15 @@ def test_the_operator_lists_the_bouncing_users_and_set_email_clears(players: Cli
 
 def test_help_says_what_a_bouncing_address_means(client: Client) -> None:
     page = client.run("help bounces")
-    assert page.ok and "no reminders and no forfeits" in page.text
-    assert "operator of this server decides" in page.text
+    assert page.ok and "a vacation begins for you" in page.text
+    assert "your clocks run again" in page.text and "as for any absence" in page.text
     assert "bounces" in client.run("help topics").text
+    assert "If our mail to you bounces" in client.run("help clocks").text
 
 
-def test_a_bouncing_players_clock_stops_and_runs_again_when_mail_comes(players: Client) -> None:
-    assert players.run("extinction challenge -clock=fast bob alice", at=START).ok
+def test_a_bouncing_players_clock_stops_while_the_bank_lasts(players: Client) -> None:
+    made = players.run("extinction challenge -clock=fast bob alice", BOB, at=START)
+    assert made.ok
     half_a_day = START + timedelta(hours=12)
     for _ in range(SETTINGS.bounce_limit):
         bounce(players, sent_to(players), now=half_a_day)
@@ -336,14 +347,12 @@ def test_a_bouncing_players_clock_stops_and_runs_again_when_mail_comes(players: 
         select(Seat.clock_left, Seat.clock_since).where(Seat.game_id == 1, Seat.seat == 0)
     )
     assert (left, since) == (3 * 86400 - 12 * 3600, None)
-    # A month on, nothing has run out: the board waits, for both sides.
+    # A month on: the 20 days of the bank ended the pause, then the clock ran out.
     sweep = START + timedelta(days=30)
     with transaction(players.factory) as session:
         report = sweep_clocks(CommandContext(session, SETTINGS, None, clock=lambda: sweep))
-    assert report.lost_on_time == [] and report.vacations_begun == []
-    with transaction(players.factory) as session:
-        assert bouncing.clear_bouncing(session, BOB, sweep, SETTINGS.reminder_hours)
+    assert report.vacations_ended == ["Bob"] and report.lost_on_time == [1]
     ((left, since),) = players.query(
         select(Seat.clock_left, Seat.clock_since).where(Seat.game_id == 1, Seat.seat == 0)
     )
-    assert left == 3 * 86400 - 12 * 3600 and since is not None
+    assert left == 0 and since is None

@@ -60,15 +60,23 @@ def board_row(players: Client, board: int = 1) -> GameRow:
         return row
 
 
+def bob_accepts(players: Client, when: datetime, board: int = 1) -> None:
+    """bob accepts the board alice started: from now on it runs his clock (core.consent)."""
+    assert players.run(f"extinction accept {board} {BOB}", sender="bob@example.org", at=when).ok
+
+
 def start_fast_game(players: Client) -> None:
-    """alice (White) and bob on a 3d+1d/3d clock; alice moves 5 hours in, so bob's runs."""
+    """alice (White) and bob on a 3d+1d/3d clock, accepted by bob; alice moves 5 hours in,
+    so bob's runs."""
     made = players.run("extinction challenge -clock=fast alice bob", at=at(0))
     assert made.ok and "3 days to start, 1 day more a move, at most 3 days" in made.text
+    bob_accepts(players, at(0))
     assert players.run(f"extinction move 1 {ALICE} e4", at=at(5)).ok
 
 
 def test_a_move_charges_its_time_and_adds_the_increment_up_to_the_cap(players: Client) -> None:
     assert players.run("extinction challenge -clock=1d+12h/2d alice bob", at=at(0)).ok
+    bob_accepts(players, at(0))
     assert seconds_left(players) == [(86400.0, True), (86400.0, False)]
     assert players.run(f"extinction move 1 {ALICE} e4", at=at(3)).ok
     assert seconds_left(players) == [(86400.0 - 3 * 3600 + 12 * 3600, False), (86400.0, True)]
@@ -77,7 +85,8 @@ def test_a_move_charges_its_time_and_adds_the_increment_up_to_the_cap(players: C
     # 33 h - 30 min + 12 h would be 44.5 h: the cap is 2 days, so 44.5 h stands.
     (alice, _), (bob, _) = seconds_left(players)
     assert alice == 33 * 3600 - 1800 + 12 * 3600 and bob == 86400.0 - 3600 + 12 * 3600
-    stored = [m for (m,) in players.query(select(MoveRow.clocks).order_by(MoveRow.id))]
+    moves = select(MoveRow.clocks).where(MoveRow.kind == "move").order_by(MoveRow.id)
+    stored = [m for (m,) in players.query(moves)]
     assert stored[0] == {"0": 33 * 3600.0, "1": 86400.0}
     assert stored[-1] == {"0": alice, "1": bob}
 

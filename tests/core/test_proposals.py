@@ -58,7 +58,7 @@ def test_a_draw_proposal_lapses_when_its_maker_moves_again(players: Client) -> N
     assert players.run("extinction challenge alice bob").ok
     assert players.run(f"extinction propose {ALICE} draw").ok
     assert players.run(f"extinction move {ALICE} e4").ok
-    late = run_as_bob(players, f"extinction accept {BOB}")
+    late = run_as_bob(players, f"extinction accept {BOB} draw")  # bare: the board (consent)
     assert not late.ok and "no proposal waiting for your answer" in late.text
     assert board(players).status == "active"
 
@@ -73,7 +73,7 @@ def test_a_rejected_proposal_is_told_to_its_maker_and_can_no_longer_be_accepted(
     (note,) = players.notifications
     assert note.to == "alice@example.org"
     assert "Bob (Black) rejected your proposal of a draw" in render_notice(note, "s@x")
-    assert not run_as_bob(players, f"extinction accept {BOB}").ok
+    assert not run_as_bob(players, f"extinction accept {BOB} draw").ok
     # The maker may not answer their own proposal either.
     assert players.run(f"extinction propose {ALICE} draw").ok
     own = players.run(f"extinction accept {ALICE}")

@@ -101,6 +101,8 @@ def test_an_agreed_draw_counts_and_a_declined_board_does_not(players: Client) ->
 
 def test_a_ruling_rates_and_reopening_takes_it_back(players: Client) -> None:
     assert players.run("chameleon challenge -size=5 alice bob").ok
+    # A board rates only once both accepted it (core.consent): alice started it, bob accepts.
+    assert players.run(f"chameleon accept 1 {BOB}", sender="bob@example.org").ok
     with transaction(players.factory) as session:
         admin.adjudicate(CommandContext(session, players.settings, None), "1", "bob")
     assert table(players) == [("Bob", 1616, 1), ("alice", 1584, 1)]
@@ -133,6 +135,7 @@ def test_reopening_an_agreed_draw_says_so_and_that_the_ratings_are_taken_back(
 
 def test_a_forfeit_by_maintenance_is_rated(players: Client) -> None:
     assert players.run("chameleon challenge -size=5 alice bob").ok
+    assert players.run(f"chameleon accept 1 {BOB}", sender="bob@example.org").ok
     later = datetime.now(UTC) + timedelta(days=365)
     with transaction(players.factory) as session:
         ctx = CommandContext(session, players.settings, None, clock=lambda: later)
@@ -183,8 +186,10 @@ def test_glicko2_moves_with_every_board_and_reopening_takes_it_back(players: Cli
 def test_standings_are_ordered_by_the_rating_less_two_deviations(players: Client) -> None:
     # alice and Bob trade 16 wins: Elo and Glicko-2 both near the start, but well known.
     for board in range(1, 17):
-        assert players.run("chameleon challenge -size=3 alice bob").ok
         loser = (BOB, "bob@example.org") if board % 2 else (ALICE, "alice@example.org")
+        winner = "alice@example.org" if board % 2 else "bob@example.org"
+        # The winner's challenge, the loser's resignation: both accepted it (core.consent).
+        assert players.run("chameleon challenge -size=3 alice bob", sender=winner).ok
         assert players.run(f"chameleon resign {board} {loser[0]}", sender=loser[1]).ok
     assert players.run("signup dave pass4444", sender="dave@example.org").ok
     assert players.run("chameleon challenge -size=3 carol dave", sender="carol@example.org").ok

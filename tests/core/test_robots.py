@@ -26,6 +26,8 @@ from tests.core.client import Client
 pytestmark = pytest.mark.db
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
+#: A seed key (core.robot_seeds.robot_key makes the server's).
+KEY = bytes(32)
 
 
 @pytest.fixture
@@ -87,7 +89,7 @@ def test_a_robots_move_goes_as_a_persons_once(alice: Client) -> None:
         ctx = CommandContext(session, alice.settings, None)
         board = load_turn(ctx, turn, for_update=True)
         assert board is not None
-        section = robot_moves.carry_out(ctx, board, robot_moves.decide(board, turn, 0.2))
+        section = robot_moves.carry_out(ctx, board, robot_moves.decide(board, turn, 0.2, KEY))
         assert section is not None and section.kind == "moved"
         assert [n.to for n in ctx.notifications] == ["alice@example.org"]  # not the robot
         assert session.scalar(select(GameRow.ply).where(GameRow.id == 1)) == 1
@@ -111,6 +113,6 @@ def test_a_robot_agrees_a_draw_only_when_its_search_says_so(
     assert board is not None
     for value, answer in ((0.3, "accept"), (0.45, "accept"), (0.5, "reject"), (0.9, "reject")):
         monkeypatch.setattr(robot_moves, "robot_value", lambda *_a, v=value, **_k: v)
-        assert robot_moves.decide(board, turn, 0.2).answer == answer
+        assert robot_moves.decide(board, turn, 0.2, KEY).answer == answer
     undo = replace(turn, task="undo")
-    assert robot_moves.decide(board, undo, 0.2).answer == "reject"  # no moves taken back
+    assert robot_moves.decide(board, undo, 0.2, KEY).answer == "reject"  # no moves taken back

@@ -211,3 +211,39 @@ def test_boards_from_before_clocks_keep_none_and_the_signed_off_get_a_fresh_bank
         clock = conn.execute(text("SELECT time_control, clock_due_at FROM games")).one()
     assert not str(away[0]).startswith("2020") and away[1] == 0
     assert tuple(clock) == (None, None)
+
+
+def test_a_user_bouncing_at_the_upgrade_is_on_a_vacation_the_bounce_began(
+    empty_engine: Engine,
+) -> None:
+    """Issue 48: the mark alone no longer stops a clock; a user whose address is marked at the
+    upgrade is on a vacation taken from their bank instead (core.unreachable)."""
+    upgrade(empty_engine, "0022")
+    with empty_engine.begin() as conn:
+        for number, name in ((100, "ann"), (101, "ben")):
+            conn.execute(
+                text(
+                    "INSERT INTO users (id, userid, display_id, full_name, email, password_hash,"
+                    " disabled, created_at) VALUES (:id, :name, :name, '', :email, 'x', false,"
+                    " CURRENT_TIMESTAMP)"
+                ),
+                {"id": number, "name": name, "email": f"{name.title()}@example.org"},
+            )
+        conn.execute(
+            text(
+                "INSERT INTO addresses (address, created_at, hard_bounces, bouncing_since)"
+                " VALUES ('ann@example.org', CURRENT_TIMESTAMP, 3, CURRENT_TIMESTAMP)"
+            )
+        )
+    upgrade(empty_engine)
+    with empty_engine.connect() as conn:
+        rows = conn.execute(
+            text(
+                "SELECT userid, away_since IS NOT NULL, vacation_automatic, vacation_unreachable"
+                " FROM users WHERE id IN (100, 101) ORDER BY id"
+            )
+        ).all()
+    assert [(r[0], bool(r[1]), bool(r[2]), bool(r[3])) for r in rows] == [
+        ("ann", True, True, True),
+        ("ben", False, False, False),
+    ]

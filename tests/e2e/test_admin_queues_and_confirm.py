@@ -143,8 +143,9 @@ def test_the_operator_confirms_an_address_whose_mail_was_lost(
     assert '"carol" is not a mail address' in wrong and "users show" in wrong
 
 
-def test_confirming_by_hand_makes_a_waiting_address_change(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
-    """`email NEW` waits for NEW's confirmation: confirming it by hand moves bob's mail."""
+def test_confirming_by_hand_leaves_another_users_request_to_the_owner(shell: Shell, engine) -> None:  # type: ignore[no-untyped-def]
+    """`email NEW` waits for NEW's owner's yes to it: the operator vouching for NEW's owner
+    is no yes to bob's move (issue 48), which `users set-email` makes by hand."""
     with transaction(session_factory(engine)) as session:
         asked = CommandContext(session, Settings(), "bob@example.org")  # addresses confirmed
         assert dispatch_line(asked, "email bob hunter22 robert@example.net").ok
@@ -152,7 +153,15 @@ def test_confirming_by_hand_makes_a_waiting_address_change(shell: Shell, engine)
         waiting = conn.scalar(select(User.pending_email).where(User.userid == "bob"))
         assert waiting == "robert@example.net"
     out = shell.json("users", "confirm", "robert@example.net")
-    assert out["message"].endswith("mail for bob now goes to it")
+    assert out["message"] == (
+        "robert@example.net is confirmed: 0 held message(s) released for the server to "
+        "process; 1 other request(s) wait for its owner's own reply (or are dropped within "
+        "7 days)"
+    )
+    with engine.connect() as conn:
+        assert conn.scalar(select(User.email).where(User.userid == "bob")) == "bob@example.org"
+    assert shell.new_mail() == []  # nobody was told of a move that did not happen
+    out = shell.json("users", "set-email", "bob", "robert@example.net")
     with engine.connect() as conn:
         assert conn.scalar(select(User.email).where(User.userid == "bob")) == "robert@example.net"
     told = sorted(m["To"] for m in shell.new_mail() if m["Subject"] != "chameleon board 1")

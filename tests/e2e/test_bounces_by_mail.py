@@ -135,7 +135,8 @@ def test_three_hard_bounces_mark_the_address_until_the_player_writes(  # type: i
     # The third: bob's address is marked, and alice, his opponent, is told once.
     [told] = send_report(server, engine, sink, paths[2])
     assert told.to == ALICE and told.subject == "pbmserv: bob cannot be reached by mail"
-    assert "chameleon board 1 (with bob)" in told.body and "no forfeits" in told.body
+    assert "chameleon board 1 (with bob)" in told.body
+    assert "taken from bob's vacation days" in told.body  # the pause (core.unreachable)
     assert "the address is now marked bouncing" in last_summary(engine)[1]
     [listed] = bouncing_users(db_url, tmp_path)
     assert listed["userid"] == "bob" and listed["email"] == BOB and listed["bounces"] == 3
@@ -145,9 +146,12 @@ def test_three_hard_bounces_mark_the_address_until_the_player_writes(  # type: i
     out = send(server, engine, sink, ALICE, "chameleon chat 1 alice secret1 are you there?")
     assert [m.to for m in out] == [ALICE]
 
-    # bob writes: the answer reaches him, and the mark is gone.
+    # bob writes: the answer reaches him, the mark is gone, and alice is told that his
+    # clocks run again (the pause was a vacation, core.unreachable).
     out = send(server, engine, sink, BOB, "status bob")
-    assert [m.to for m in out] == [BOB] and "bob" in out[0].body
+    assert sorted(m.to for m in out) == [ALICE, BOB]
+    assert "bob" in next(m for m in out if m.to == BOB).body
+    assert "pbmserv: bob's clocks run again" in [m.subject for m in out]
     with engine.connect() as conn:
         row = conn.execute(select(Address).where(Address.address == BOB)).one()
     assert row.hard_bounces == 0 and row.bouncing_since is None

@@ -75,9 +75,13 @@ def test_a_newcomer_confirms_once_and_the_held_message_is_answered(public, engin
     bodies = " ".join(m.body for m in out)
     assert "newbie@example.org is confirmed" in bodies
     assert "Welcome, newbie!" in bodies  # the held signup, processed now
-    assert len(out) == 3  # the confirmation's answer, then the two held messages'
+    # The reply was a yes to the signup the mail named, not to the "help" sent after it.
+    assert len(out) == 2
+    assert "1 other request waits" in bodies and "Send it again" in bodies
     assert {m.to for m in out} == {"newbie@example.org"}
     assert users(engine) == ["newbie"]
+    [helped] = send(public, engine, sink, "newbie@example.org", "help")  # answered at once now
+    assert helped.to == "newbie@example.org"
     # A second reply to the same mail confirms nothing more and holds nothing.
     again = confirm_by_reply(public, engine, sink, asked)
     assert len(again) == 1 and "confirms nothing" in again[0].body
@@ -155,11 +159,18 @@ def test_an_added_address_is_confirmed_before_it_is_taken(public, engine, sink):
     out = send(public, engine, sink, carol, "add carol pw-carol1 carol@work.example")
     asked = next(m for m in out if m.to == "carol@work.example")
     assert "carol" not in asked.body.replace("carol@work.example", "")
+    assert "a player asked us to take their commands from this address" in asked.body
+    [listed] = [m for m in out if m.to == carol]
+    assert "(where the mail goes) only." in listed.body  # not added yet
     # Mail from the added address waits for its confirmation.
     assert send(public, engine, sink, "carol@work.example", "status carol") == []
     out = confirm_by_reply(public, engine, sink, asked)
-    assert len(out) == 2 and {m.to for m in out} == {"carol@work.example"}
-    assert any("> status carol" in m.body for m in out)
+    [answer] = out
+    assert answer.to == "carol@work.example"
+    assert "carol may send us commands from carol@work.example" in answer.body
+    assert "1 other request waits" in answer.body  # the status sent before: not run
+    [status] = send(public, engine, sink, "carol@work.example", "status carol")
+    assert "> status carol" in status.body
 
 
 def test_a_private_server_trusts_every_address(server, engine, sink):  # type: ignore[no-untyped-def]

@@ -43,6 +43,7 @@ STEPS: list[tuple[str, str, str]] = [
     (BOB, "extinction draw 1 bob hunter22", ""),
     (ALICE, "extinction accept 1 alice secret1 draw", ""),
     (CAROL, "chameleon challenge -size=3 carol alice", ""),
+    (ALICE, "chameleon accept 2 alice secret1", ""),
     (CAROL, "list", ""),
     (CAROL, "chameleon resign 2 carol pass3333", ""),
     (BOB, "extinction ratings", ""),

@@ -4,8 +4,9 @@ golden transcript.
 Every message goes through the real SMTP listener; the robot thinks in the server's robots'
 part (mail.robot_runner) and its moves come to the person as board mail through a real relay.
 The robot's search is fixed by its iterations (the CPU cap is set high enough never to cut
-it), so the game is the same every run. The person plays the first legal move a seeded
-generator picks; "help robots" and a refused challenge of two robots come first.
+it) and its seed by the server's secret, fixed here, so the game is the same every run. The
+person plays the first legal move a seeded generator picks; "help robots" and a refused
+challenge of two robots come first.
 """
 
 from __future__ import annotations
@@ -16,11 +17,12 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from sqlalchemy import Engine
+from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.db.models import GameRow
+from pbmserv.core.bouncing import KEY_NAME
+from pbmserv.db.models import GameRow, ServerKey
 from pbmserv.games import find_game
 from pbmserv.mail.worker import EVERYTHING, ROBOTS
 from tests.golden.runner import check_golden, describe
@@ -62,6 +64,9 @@ def _wait_for_person(engine: Engine, timeout: float = 60.0) -> GameRow | None:
 def test_a_person_plays_a_robot_to_the_end(settings: Settings, engine: Engine, sink: Sink) -> None:
     # The robot's search is cut by its iterations alone: a CPU cap this high never binds.
     robot_settings = replace(settings, robot_cpu_seconds=120.0, robot_poll_seconds=0.05)
+    # Its generator is seeded under the server's secret (core.robot_seeds): a fixed one here.
+    with engine.begin() as connection:
+        connection.execute(insert(ServerKey).values(name=KEY_NAME, value="5eed" * 16))
     server = RunningServer(robot_settings, parts=EVERYTHING | {ROBOTS}).start()
     parts: list[str] = []
 

@@ -9,7 +9,7 @@ from sqlalchemy import delete as delete_rows
 from sqlalchemy import func, select
 
 from pbmserv.core import board_mail, confirmation, logins
-from pbmserv.core.addresses import users_of_address
+from pbmserv.core.addresses import MAX_ADDRESSES, users_of_address
 from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
@@ -72,8 +72,9 @@ def check_password_rules(password: str) -> None:
     details="User ids are 2-24 letters, digits, '_', '.' or '-', starting with a letter; "
     "they are not case-sensitive. Passwords are case-sensitive.\n"
     "The first time you write from an address, pbmserv holds your message and sends that\n"
-    "address one short mail: reply to it (the text does not matter) and your message is\n"
-    "processed. Until then, nothing else is sent to the address.",
+    "address one short mail naming it: reply to it (the text does not matter) and that\n"
+    "message is processed. Until then, nothing else is sent to the address. Messages sent\n"
+    "meanwhile are not run by that reply (anyone can write in your name): send them again.",
 )
 def signup(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     userid, password = line.words[1], line.words[2]
@@ -140,6 +141,8 @@ def password(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> S
     secret_words=(2,),
     min_words=4,
     max_words=4,
+    details="Unless you send it from the new address, its owner is asked first (one mail,\n"
+    "to reply to within a week); your mail goes where it went until they say yes.",
 )
 def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
@@ -165,10 +168,11 @@ def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
     _check_not_anothers(ctx, user, new_address)
     _check_room_at(ctx, new_address)
     context = {"userid": user.display_id, "old": user.email, "new": new_address}
-    if not ctx.may_mail(new_address):
-        # The move waits for the new address's owner: until then mail goes where it went.
-        user.pending_email = new_address
-        sent = confirmation.request(ctx, new_address)
+    if _needs_consent(ctx, user, new_address):
+        # The move waits for the new address's owner's yes to it: until then mail goes where
+        # it went. No mail within the day: nothing waits (the user may ask again tomorrow).
+        sent = confirmation.ask(ctx, new_address, confirmation.EMAIL, user=user)
+        user.pending_email = new_address if sent else None
         return Section(
             "email_pending", {**context, "sent": sent}, summary=f"email {user.display_id} pending"
         )
@@ -181,6 +185,20 @@ def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
     )
 
 
+def _needs_consent(ctx: CommandContext, user: User, address: str) -> bool:
+    """Must the owner of ``address`` say yes before ``user`` may use it? Always (where
+    addresses are confirmed), unless the request came from that address itself, confirmed,
+    or the user added it already: its owner confirming it for anything else is no yes to
+    this user (issue 48)."""
+    if not ctx.settings.confirm_addresses:
+        return False
+    key = address.lower()
+    if ctx.sender is not None and ctx.sender.lower() == key and ctx.may_mail(key):
+        return False
+    added = ctx.session.get(UserAddress, key)
+    return added is None or added.user_id != user.id
+
+
 @command(
     "confirm",
     "confirm CODE",
@@ -189,7 +207,7 @@ def email(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sect
     min_words=2,
     max_words=2,
     details="A reply to that mail does the same; the code is needed only when replying\n"
-    "is not possible.",
+    "is not possible. It says yes to the one request that mail names, and to nothing else.",
 )
 def confirm(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     code = line.words[1]
@@ -205,7 +223,16 @@ def confirm(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Se
 
 
 def confirmed_section(done: confirmation.Confirmed) -> Section:
-    data = {"address": done.address, "released": done.released, "moved": done.moved}
+    data = {
+        "address": done.address,
+        "request": done.request,
+        "released": done.released,
+        "moved": done.moved,
+        "added": done.added,
+        "refused": done.refused,
+        "waiting": done.waiting,
+        "days": confirmation.HELD_FOR.days,
+    }
     return Section("address_confirmed", data, summary="address confirmed")
 
 
@@ -294,10 +321,6 @@ def delete(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Sec
     )
 
 
-#: Most other addresses one user may add.
-MAX_ADDRESSES = 5
-
-
 @command(
     "add",
     "add USERID PASSWORD ADDRESS",
@@ -305,6 +328,8 @@ MAX_ADDRESSES = 5
     secret_words=(2,),
     min_words=4,
     max_words=4,
+    details="Unless you send it from that address, its owner is asked first (one mail, to\n"
+    "reply to within a week); it is added when they say yes.",
 )
 def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Section:
     user = logins.authenticate(ctx, line.words[1], line.words[2])
@@ -313,16 +338,19 @@ def add_address(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -
     _check_not_anothers(ctx, user, key)
     taken = ctx.session.get(UserAddress, key)
     extra = list(ctx.session.scalars(select(UserAddress).where(UserAddress.user_id == user.id)))
+    waits = taken is None and key != user.email.lower() and _needs_consent(ctx, user, key)
     if taken is None and key != user.email.lower():
         if len(extra) >= MAX_ADDRESSES:
             raise CommandError(f"a user may add at most {MAX_ADDRESSES} addresses")
-        ctx.session.add(UserAddress(address=key, user_id=user.id))
-        extra.append(UserAddress(address=key, user_id=user.id))
+        if not waits:
+            ctx.session.add(UserAddress(address=key, user_id=user.id))
+            extra.append(UserAddress(address=key, user_id=user.id))
     data = {
         "userid": user.display_id,
         "email": user.email,
         "addresses": sorted(a.address for a in extra),
-        "confirming": None if ctx.may_mail(key) else key,
-        "sent": False if ctx.may_mail(key) else confirmation.request(ctx, address),
+        # Taken only once its owner says yes to this request (its own code).
+        "confirming": key if waits else None,
+        "sent": confirmation.ask(ctx, address, confirmation.ADD, user=user) if waits else False,
     }
     return Section("address_added", data, summary=f"add address {user.userid}")

@@ -8,8 +8,8 @@ from collections.abc import Callable
 
 from sqlalchemy import func, select
 
+from pbmserv.core import consent, declining, logins, numbering, queued, robots
 from pbmserv.core import game_service as service
-from pbmserv.core import logins, numbering, queued, robots
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.game_service import Board
@@ -67,7 +67,11 @@ def _challenge_words(words: tuple[str, ...]) -> int:
     details="Options are the game's own (help GAME), and -clock=, a clock for each player: \n"
     "-clock=10d+36h/10d (10 days to start, 36 hours more a move, never more than 10 days),\n"
     f"a preset ({', '.join(PRESETS)}), or -clock=none (no clock: reminders and a forfeit\n"
-    "after idle weeks instead). See: help clocks",
+    "after idle weeks instead). See: help clocks\n"
+    "You may challenge two other players: the board counts for a player (clock, vacation,\n"
+    "rating) only once they accept it, by a move or GAME accept BOARD USERID PASSWORD;\n"
+    "until then they may decline it, and unaccepted it is cancelled after idle weeks.\n"
+    "A robot plays only the person who challenges it.",
 )
 def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
@@ -79,6 +83,8 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     users = [ctx.require_user(name) for name in names]
     if len({u.id for u in users}) != len(users):
         raise CommandError("a player cannot play against themselves: name two different users")
+    starters = consent.sender_users(ctx)  # who sent it: whose seats it accepts at once
+    consent.check_robot_challenge(ctx, users, starters)
     robots.check_challenge(ctx, users)
     time_control = _time_control(ctx, game, raw_options.pop("clock", None))
     try:
@@ -86,9 +92,11 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     except OptionError as error:
         allowed = "; ".join(o.describe() for o in game.SPEC.options) or "none"
         raise CommandError(str(error), hint=f"Options of {game.SPEC.name}: {allowed}") from None
-    board = service.create_board(ctx, game, options, users, time_control)
+    accepted = consent.accepted_at_start(ctx, users, starters)
+    board = service.create_board(ctx, game, options, users, time_control, accepted)
     if not board.robot_moves_first():  # else the robot's first move brings the board
-        service.notify_board(ctx, board, event=new_game_event(board))
+        started = consent.started_text(ctx, starters)
+        service.notify_board(ctx, board, event=f"{new_game_event(board)} {started}")
     context = {
         "game": game.SPEC.name,
         "title": game.SPEC.title,
@@ -100,6 +108,8 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
         "robot": next((u.display_id for u in users if is_robot(u)), None),
         "person": next((u.display_id for u in users if not is_robot(u)), None),
         "robot_first": board.robot_moves_first(),
+        # Who must still accept the board before it counts for them (core.consent).
+        "to_accept": [u.display_id for u in users if u.id not in accepted],
     }
     return Section(
         "challenged",
@@ -349,7 +359,7 @@ def resign(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
 )
 def decline(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     told = "declined the challenge"
-    return _end_by_player(ctx, line, game, service.decline, "decline", "declined", told)
+    return _end_by_player(ctx, line, game, declining.decline, "decline", "declined", told)
 
 
 def _end_by_player(

@@ -1,9 +1,10 @@
-"""propose, accept, reject and draw: a draw or taking back moves, by the players' consent."""
+"""propose, accept, reject and draw: a draw or taking back moves, by the players' consent;
+accept also takes a board someone else started (core.consent)."""
 
 from __future__ import annotations
 
+from pbmserv.core import clocks, consent, proposals
 from pbmserv.core import game_service as service
-from pbmserv.core import proposals
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
@@ -86,18 +87,48 @@ def _answer_kind(line: CommandLine) -> str | None:
 @command(
     "accept",
     "GAME accept BOARD USERID PASSWORD [draw|undo]",
-    "agree to your opponent's proposal: the draw is agreed, or the moves are taken back",
+    "accept a board someone else started, or your opponent's proposal (a draw, an undo)",
     game_scoped=True,
     secret_words=(4,),
     min_words=5,
     max_words=6,
+    details="A board you did not start runs no clock of yours and is not rated until you\n"
+    "accept it (or move on it); until then you may decline it instead:\n"
+    "GAME decline BOARD USERID PASSWORD.",
 )
 def accept(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    kind = _answer_kind(line)
+    word = line.words[5].lower() if len(line.words) > 5 else None
     board, _user, seat = board_player(ctx, game, line)
+    # Bare, it accepts the board if the seat has not, unless a proposal waits for its answer.
+    if word in ("board", "challenge") or (word is None and _board_to_accept(ctx, board, seat)):
+        return _accept_board(ctx, game, board, seat)
+    kind = _answer_kind(line)
     standing = proposals.answerable(ctx, board, seat, kind)
     return accept_and_tell(ctx, game, board, seat, standing)
+
+
+def _board_to_accept(ctx: CommandContext, board: Board, seat: int) -> bool:
+    if consent.is_accepted(board.row, seat):
+        return False
+    standing = proposals.open_proposal(ctx, board)
+    return standing is None or standing.seat == seat or seat in standing.accepted_by
+
+
+def _accept_board(ctx: CommandContext, game: AnyGame, board: Board, seat: int) -> Section:
+    """The seat's player accepts the board: from now on it runs their clock and is rated."""
+    if board.finished:
+        raise CommandError(
+            f"board {board.number} is over: {service.result_text(board)}", syntax_was_right=True
+        )
+    if consent.is_accepted(board.row, seat):
+        raise CommandError(f"you have accepted board {board.number} already", syntax_was_right=True)
+    consent.accept(board.row, seat, ctx.now())
+    clocks.run(board.row, ctx.now(), ctx.settings.reminder_hours)
+    service.record_event(ctx, board, "agree", "accepts the board", seat)
+    service.notify_board(ctx, board, f"{board.seat_label(seat)} accepted the board.")
+    data = {"game": game.SPEC.name, "board": board.number, "clock": board.row.time_control}
+    return Section("accepted_board", data, summary=f"{game.SPEC.name} accept board={board.number}")
 
 
 def accept_and_tell(

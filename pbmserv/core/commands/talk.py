@@ -110,6 +110,4 @@ def message(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) -> Se
         )
     names = [r.display_id for r in sent]
     robots = [r.display_id for r in recipients if is_robot(r)]
-    return Section(
-        "messaged", {"to": names, "robots": robots}, summary=f"message to {len(names)}"
-    )
+    return Section("messaged", {"to": names, "robots": robots}, summary=f"message to {len(names)}")

@@ -19,13 +19,13 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from email.message import Message
 from email.parser import BytesParser
 from email.policy import compat32
 
 from flufl.bounce import all_failures
 
+from pbmserv.core.delivery_reports import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
 from pbmserv.core.parser import printable
 
 log = logging.getLogger("pbmserv.bounces")
@@ -36,67 +36,12 @@ logging.getLogger("flufl.bounce").setLevel(logging.WARNING)
 TAG_PREFIX = "bounce-"
 #: Recipients read of one report at most, and characters of one diagnostic.
 MAX_RECIPIENTS = 20
-MAX_DIAGNOSTIC = 500
 
 _STATUS = re.compile(r"\b([245])\.(\d{1,3})\.(\d{1,3})\b")
 # An SMTP reply in running text: "550 5.1.1 <bob@...>: ..." or "550-5.1.1 The email ...".
 _SMTP_REPLY = re.compile(r"\b([45]\d\d)[ -](?:#?([45]\.\d{1,3}\.\d{1,3})\b)?")
 _FINAL_ACTIONS = frozenset({"failed", "delayed", "delivered", "relayed", "expanded"})
 _REPORT_PARTS = frozenset({"message/delivery-status", "message/global-delivery-status"})
-
-
-@dataclass(frozen=True)
-class RecipientStatus:
-    """What a report says of one recipient."""
-
-    #: The address the MTA tried (Final-Recipient), lower-cased; "" when it gave none.
-    recipient: str
-    #: ``failed``, ``delayed``, ``delivered``, ``relayed``, ``expanded``, or "" (none given).
-    action: str
-    #: The enhanced status code (RFC 3463) such as ``5.1.1``; "" when there is none.
-    status: str
-    #: The remote server's words (Diagnostic-Code), one printable line; "" when none.
-    diagnostic: str
-    #: A hard bounce: the MTA gave up on this recipient for good.
-    permanent: bool
-
-
-@dataclass(frozen=True)
-class DeliveryReport:
-    """A delivery report: each recipient it reports on, and how it was read (``rfc3464``, or
-    ``flufl`` for a bounce in another form)."""
-
-    recipients: tuple[RecipientStatus, ...]
-    source: str
-
-    @property
-    def permanent(self) -> bool:
-        """A hard bounce: some recipient failed for good."""
-        return any(r.permanent for r in self.recipients)
-
-    @property
-    def decisive(self) -> RecipientStatus:
-        """The recipient that decides what the report counts as: the first that failed for
-        good, else the first."""
-        return next((r for r in self.recipients if r.permanent), self.recipients[0])
-
-    @property
-    def status(self) -> str:
-        return self.decisive.status
-
-    @property
-    def action(self) -> str:
-        return self.decisive.action
-
-    @property
-    def diagnostic(self) -> str:
-        return self.decisive.diagnostic
-
-    def describe(self) -> str:
-        """One line for logs and the operator: status, action and diagnostic."""
-        first = self.decisive
-        parts = [first.status or "(no status)", first.action or "(no action)", first.diagnostic]
-        return " ".join(p for p in parts if p)
 
 
 def bounce_tags(recipients: Iterable[str], server_address: str) -> list[str]:

@@ -13,13 +13,11 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 from pbmserv.config import Settings
-from pbmserv.core.parser import printable
 from pbmserv.core.results import BulkMail, Notification, Section
 from pbmserv.mail import headers, mime
 from pbmserv.mail.html_layout import layout
 from pbmserv.mail.list_headers import list_fields
 from pbmserv.mail.pictures import width_of
-from pbmserv.mail.reply_text import REPLY_PREFIX
 from pbmserv.mail.wording import notice_headline, notice_template, section_template
 from pbmserv.resources import templates_dir
 
@@ -158,15 +156,6 @@ def message_id_for(settings: Settings, chosen: str | None) -> str:
     if chosen is None or not headers.safe_message_id(chosen):
         return make_msgid(domain=_domain(settings.address))
     return chosen
-
-
-def reply_subject(original: str) -> str:
-    """``Re: `` and the subject without the reply and forward prefixes it gathered on its way
-    (``Re: AW: Re[2]: x`` becomes ``Re: x``): one prefix, however long the exchange."""
-    original = headers.safe_text(printable(original))
-    while (prefix := REPLY_PREFIX.match(original)) is not None:
-        original = original[prefix.end() :].lstrip()
-    return f"Re: {original}" if original else "Re: your message to pbmserv"
 
 
 def render_notification(notification: Notification, settings: Settings) -> str:

@@ -61,12 +61,13 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.core.bouncing import bounce_key, return_path
 from pbmserv.core.context import utcnow
+from pbmserv.core.delivery_reports import DeliveryReport as Bounce
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
-from pbmserv.mail.bounces import DeliveryReport as Bounce
 from pbmserv.mail.drafts import compose_draft, is_draft
 from pbmserv.mail.mime import TO_PNG
-from pbmserv.mail.pictures import finish_pictures, png_of
+from pbmserv.mail.picture_parts import finish_pictures
+from pbmserv.mail.pictures import png_of
 from pbmserv.mail.relay_hold import hold_outbox, relay_held
 from pbmserv.mail.relay_refusals import bounce_of, count_refusal
 from pbmserv.mail.relay_session import RelayBroken, RelaySession, wire_data

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import insert
 from sqlalchemy.orm import Session
@@ -17,12 +17,23 @@ from pbmserv.core.board_mail import reply_address
 from pbmserv.core.results import BulkMail, MailThread, Notification
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.mail.compose import build_message, message_id_for, render_notification
-from pbmserv.mail.decode import IncomingMail
 from pbmserv.mail.drafts import draft_raw
 from pbmserv.mail.headers import safe_address
 from pbmserv.mail.wording import notice_subject
 
 log = logging.getLogger("pbmserv.process")
+
+
+class Answered(Protocol):
+    """What an answer needs of the message it answers (an inbound ``IncomingMail``): its id
+    and references, for the threading headers."""
+
+    @property
+    def message_id(self) -> str | None: ...
+
+    @property
+    def references(self) -> tuple[str, ...]: ...
+
 
 _OUTBOX = table_of(OutboxMessage)
 
@@ -36,7 +47,7 @@ def outbox_row(
     body: str,
     now: datetime,
     inbox_id: int | None,
-    answering: IncomingMail | None = None,
+    answering: Answered | None = None,
     thread: MailThread | None = None,
     picture: str | None = None,
     pictures: Sequence[str] = (),

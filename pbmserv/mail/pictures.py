@@ -2,8 +2,9 @@
 
 A move's board mail is queued as a draft (pbmserv.mail.drafts) and built on delivery with its
 picture drawn by :func:`png_of`; other mail with a picture (a reminder, a digest) is queued with
-it as SVG, in a part marked ``X-Pbmserv-Picture: to-png``, which :func:`finish_pictures` draws
-as PNG when the mail goes out. Either way drawing is never done while a move is played.
+it as SVG, in a part marked ``X-Pbmserv-Picture: to-png``, which
+:func:`pbmserv.mail.picture_parts.finish_pictures` draws as PNG when the mail goes out. Either
+way drawing is never done while a move is played.
 Rasterised with LunaSVG (``pylunasvg``) and encoded as a palette PNG: a tenth of resvg's time
 and half its bytes for our flat-coloured boards. pylunasvg has wheels for x86-64 and Apple
 machines only; elsewhere (Linux on ARM) resvg (``resvg-py``) draws. Both are wheels with no
@@ -20,14 +21,12 @@ the board's pixels.
 
 from __future__ import annotations
 
-import base64
 import importlib
 import io
 import logging
 import re
 import sys
 import threading
-import zlib
 from functools import lru_cache
 from types import ModuleType
 from typing import Any
@@ -35,7 +34,6 @@ from typing import Any
 import resvg_py
 from PIL import Image
 
-from pbmserv.mail.mime import TO_PNG, TO_PNG_DEFLATED, base64_lines
 from pbmserv.mail.palette import colours_of_parts, palette_for, palette_image
 from pbmserv.mail.png import palette_png
 from pbmserv.mail.sprites import Sheet, sprites_of
@@ -223,43 +221,3 @@ def width_of(svg: str) -> int | None:
     """The picture's width in pixels, as its svg element says."""
     match = _WIDTH.search(svg)
     return round(float(match.group(1))) if match else None
-
-
-#: A queued picture part's marker: TO_PNG, or TO_PNG_DEFLATED (group 1) for a deflated body.
-_DEFLATED = re.escape(TO_PNG_DEFLATED[len(TO_PNG) :])
-_MARKER = re.compile(re.escape(b"\n" + TO_PNG) + rb"(" + _DEFLATED + rb")?\n")
-
-
-def finish_pictures(raw: bytes) -> bytes:
-    """``raw`` with each marked SVG picture part drawn as a PNG part (the same Content-ID). A
-    picture that cannot be drawn goes as SVG, unmarked: the text says it all anyway."""
-    while (marker := _MARKER.search(raw)) is not None:
-        raw = _finish_one(raw, marker)
-    return raw
-
-
-def _finish_one(raw: bytes, marker: re.Match[bytes]) -> bytes:
-    start = raw.rfind(b"\n--", 0, marker.start()) + 1  # the boundary line opening the part
-    head_end = marker.end()  # the blank line after the part's headers
-    body_end = raw.find(b"\n--", head_end)
-    unmarked = raw[: marker.start()] + raw[marker.end() - 1 :]
-    if start <= 0 or body_end < 0:
-        return unmarked
-    head, body = raw[start : marker.start()], raw[head_end + 1 : body_end]
-    try:
-        svg = base64.b64decode(body)
-        if marker.group(1):
-            svg = zlib.decompress(svg)
-    except (ValueError, zlib.error):
-        log.exception("a queued board picture cannot be read; the mail goes without it")
-        return raw[:start] + raw[body_end + 1 :]
-    try:
-        png = png_of(svg.decode("utf-8"))
-    except Exception:
-        log.exception("could not draw a board's picture; it goes as SVG")
-        data = base64_lines(svg)
-        return raw[:start] + head + b"\n\n" + data + raw[body_end:]
-    head = head.replace(b'image/svg+xml; name="board.svg"', b'image/png; name="board.png"')
-    head = head.replace(b'filename="board.svg"', b'filename="board.png"')
-    data = base64_lines(png)
-    return raw[:start] + head + b"\n\n" + data + raw[body_end:]

@@ -37,7 +37,6 @@ from pbmserv.core.dispatch import (
     is_command,
     login_pairs,
     looks_like_command,
-    quote,
 )
 from pbmserv.core.game_service import boards_named, is_lock_conflict, lock_boards
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
@@ -54,13 +53,10 @@ from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import Section
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, table_of
+from pbmserv.mail.answer_subjects import quoted_subject, reply_subject
 from pbmserv.mail.authentication import Verdict, mta_verdict, trusted_ids
 from pbmserv.mail.bounces import bounce_tags, parse_report
-from pbmserv.mail.compose import (
-    render,
-    render_reply_body,
-    reply_subject,
-)
+from pbmserv.mail.compose import render, render_reply_body
 from pbmserv.mail.decode import IncomingMail, command_lines, parse_message
 from pbmserv.mail.inbox import TOO_LARGE_KEY
 from pbmserv.mail.outbox_rows import (
@@ -71,7 +67,7 @@ from pbmserv.mail.outbox_rows import (
     queue_notifications,
 )
 from pbmserv.mail.reply_address import answer_reply_tag, confirm_tags, reply_tags, seat_reply
-from pbmserv.mail.reply_text import REPLY_PREFIX, own_lines
+from pbmserv.mail.reply_text import own_lines
 
 log = logging.getLogger("pbmserv.process")
 
@@ -238,7 +234,7 @@ def _handle(
         settings,
         to=mail.sender,
         kind="reply",
-        subject=reply_subject(_quoted_subject(mail.subject, lines)),
+        subject=reply_subject(quoted_subject(mail.subject, lines)),
         reply_tag=answer_tag,
         body=render_reply_body(sections, settings),
         now=now,
@@ -382,18 +378,6 @@ REPLY_FIRST_LINE_HINT = (
     'alone on it, or start it with a command word such as "resign" or "chat TEXT".\n'
     'Send "help replying" for more.'
 )
-
-
-def _quoted_subject(subject: str, lines: Sequence[str]) -> str:
-    """The Subject to answer under, with nothing in it that could be a secret: a command is
-    quoted as dispatch quotes it; a reply's subject (most likely one of ours) stays; other
-    text shows its first words only."""
-    if lines == [subject] or is_command(subject):
-        return quote(subject)
-    if REPLY_PREFIX.match(subject):
-        return subject
-    words = subject.split()
-    return " ".join(words[:2]) + (" ..." if len(words) > 2 else "")
 
 
 _DUE = (

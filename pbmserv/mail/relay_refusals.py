@@ -22,9 +22,9 @@ from sqlalchemy import Engine
 from pbmserv.config import Settings
 from pbmserv.core import bouncing
 from pbmserv.core.context import CommandContext
+from pbmserv.core.delivery_reports import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
 from pbmserv.core.parser import printable
 from pbmserv.db.engine import session_factory, transaction
-from pbmserv.mail.bounces import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
 from pbmserv.mail.relay_session import Reply
 
 #: The commands whose refusal counts: of the recipient (RCPT), of the message (DATA, and the

@@ -18,12 +18,12 @@ from pbmserv.core import admin as ops
 from pbmserv.core import bouncing
 from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext
+from pbmserv.core.delivery_reports import DeliveryReport, RecipientStatus
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import Address, GameRow, OutboxMessage, Seat, ServerKey
-from pbmserv.mail.bounces import DeliveryReport, RecipientStatus
 from pbmserv.mail.compose import render_notice
 from pbmserv.mail.wording import notice_subject
 from tests.core.client import Client

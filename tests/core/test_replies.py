@@ -13,7 +13,7 @@ from pbmserv.core.dispatch import is_command
 from pbmserv.core.logins import REPLY_PASSWORD
 from pbmserv.core.replies import reply_commands
 from pbmserv.games import find_game
-from pbmserv.mail.compose import reply_subject
+from pbmserv.mail.answer_subjects import reply_subject
 
 EXTINCTION = find_game("extinction")
 HMDG = find_game("hmdg")

@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pbmserv.mail.bounces import DeliveryReport, bounce_tags, parse_report
+from pbmserv.core.delivery_reports import DeliveryReport
+from pbmserv.mail.bounces import bounce_tags, parse_report
 
 DATA = Path(__file__).parent / "data" / "bounces"
 

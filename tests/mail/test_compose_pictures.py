@@ -17,7 +17,8 @@ from pbmserv.config import Settings
 from pbmserv.games import find_game
 from pbmserv.mail import mime, pictures
 from pbmserv.mail.compose import build_message
-from pbmserv.mail.pictures import finish_pictures, letters_can_be_drawn, png_of
+from pbmserv.mail.picture_parts import finish_pictures
+from pbmserv.mail.pictures import letters_can_be_drawn, png_of
 from tests.mail.drawn import shown
 
 NOW = datetime(2030, 1, 1, tzinfo=UTC)

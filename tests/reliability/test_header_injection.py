@@ -12,7 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbmserv.config import Settings
-from pbmserv.mail.compose import build_message, reply_subject
+from pbmserv.mail.answer_subjects import reply_subject
+from pbmserv.mail.compose import build_message
 from pbmserv.mail.headers import safe_address, safe_text
 from tests.support import Sink, settle, smtp_send
 

@@ -15,9 +15,9 @@ from aiosmtpd.smtp import SMTP, Envelope
 from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy import Engine, select
 
+from pbmserv.core.delivery_reports import DeliveryReport
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import Address, OutboxMessage
-from pbmserv.mail.bounces import DeliveryReport
 from pbmserv.mail.delivery import deliver_all_due
 from pbmserv.mail.relay_refusals import bounce_of
 from pbmserv.mail.relay_session import Reply

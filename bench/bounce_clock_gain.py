@@ -39,10 +39,10 @@ from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.bouncing import bounce_key, return_path  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
-from pbmserv.mail.inbox import store_message  # noqa: E402
-from pbmserv.mail.processor import process_pending, sweep  # noqa: E402
+from pbmserv.inbound.inbox import store_message  # noqa: E402
+from pbmserv.runtime.processor import process_pending, sweep  # noqa: E402
 
-SAMPLE = ROOT / "tests" / "mail" / "data" / "bounces" / "postfix-5.1.1-remote.eml"
+SAMPLE = ROOT / "tests" / "inbound" / "data" / "bounces" / "postfix-5.1.1-remote.eml"
 SAMPLE_PATH = "pbmserv+bounce-17-k3mpq7abcdef@games.example.net"
 SAMPLE_RECIPIENT = "bob@gone.example.net"
 SAMPLE_ID = re.compile(rb"^Message-Id: <[^>]+>", re.M)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pbmserv.mail.decode import parse_message  # noqa: E402
+from pbmserv.inbound.reading.decode import parse_message  # noqa: E402
 
 REPEAT = 20_000
 PATTERNS = (b"<a ", b"<a b='", b"<!--", b"</", b"<![", b"<script>")

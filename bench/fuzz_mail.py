@@ -242,7 +242,7 @@ def expected_headers() -> frozenset[str]:
     """The header names the server's build_message writes (with and without threading, and
     with a board's reply address)."""
     from pbmserv.config import Settings
-    from pbmserv.mail.compose import build_message
+    from pbmserv.outbound.compose import build_message
 
     names: set[str] = set()
     settings = Settings(address=SERVER_ADDRESS)

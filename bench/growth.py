@@ -67,9 +67,9 @@ from bench._rig import (  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.passwords import hash_password  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
-from pbmserv.mail.delivery import deliver_due  # noqa: E402
-from pbmserv.mail.inbox import store_message  # noqa: E402
-from pbmserv.mail.processor import process_one  # noqa: E402
+from pbmserv.inbound.inbox import store_message  # noqa: E402
+from pbmserv.outbound.delivery import deliver_due  # noqa: E402
+from pbmserv.runtime.processor import process_one  # noqa: E402
 
 ENGINES = ("sqlite", "postgres")
 

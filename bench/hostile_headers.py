@@ -19,7 +19,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pbmserv.mail.decode import dedupe_key, header_from_address, parse_message  # noqa: E402
+from pbmserv.inbound.reading.decode import dedupe_key, header_from_address, parse_message  # noqa: E402
 
 TOP = b"From: alice@example.org\r\nMessage-ID: <h@example.org>\r\nSubject: help\r\n"
 

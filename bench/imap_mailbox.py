@@ -31,7 +31,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench._rig import ScratchDatabase, workdir_for  # noqa: E402
-from pbmserv.mail import imap  # noqa: E402
+from pbmserv.inbound import imap  # noqa: E402
 from tests.e2e.dovecot import DOVECOT, play_stream  # noqa: E402
 
 

@@ -7,7 +7,8 @@ playout) and times, as medians on one core:
 - ``server``: the server's path to the PNG a mail carries (``png_of`` without its cache of
   whole pictures), the mid-game picture drawn again and again: the board drawn once and kept,
   and, the pieces being sprites, each sprite drawn once and pasted as a tile already in the
-  picture's palette (pbmserv.mail.sprites); the PNG written by pbmserv.mail.png (ISA-L deflate);
+  picture's palette (pbmserv.pictures.sprites); the PNG written by pbmserv.pictures.png
+(ISA-L deflate);
 - ``move``: the same path for each new position of the game in play order from mid-game, what
   a server spends on a move: the positions before it drawn first (untimed), their sprites and
   tiles kept, and only what the move changed drawn anew;
@@ -41,9 +42,10 @@ from PIL import Image
 from pbmserv.games import all_games
 from pbmserv.games.base import PUBLIC
 from pbmserv.games.testing import random_playout
-from pbmserv.mail import pictures, sprites
-from pbmserv.mail.palette import palette_for
-from pbmserv.mail.sprites import sprites_of
+from pbmserv.pictures import raster as pictures
+from pbmserv.pictures import sprites
+from pbmserv.pictures.palette import palette_for
+from pbmserv.pictures.sprites import sprites_of
 
 _ROUNDS = 9
 

@@ -46,9 +46,9 @@ from bench._rig import (  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
-from pbmserv.mail.delivery import RelayConnection, deliver_due  # noqa: E402
-from pbmserv.mail.inbox import store_message  # noqa: E402
-from pbmserv.mail.processor import BATCH, process_batch, process_pending  # noqa: E402
+from pbmserv.inbound.inbox import store_message  # noqa: E402
+from pbmserv.outbound.delivery import RelayConnection, deliver_due  # noqa: E402
+from pbmserv.runtime.processor import BATCH, process_batch, process_pending  # noqa: E402
 
 
 def main() -> None:

@@ -67,7 +67,7 @@ class Settings:
     address: str = "pbmserv@localhost"
     max_message_bytes: int = 1_048_576
     # Messages per hour from one envelope sender, and in the name of one From address by
-    # other envelope senders (see pbmserv.mail.inbox); 0: no limit.
+    # other envelope senders (see pbmserv.inbound.inbox); 0: no limit.
     rate_limit_per_hour: int = 300
     from_rate_limit_per_hour: int = 60
     # A copy of a message without a Message-ID that comes within this many seconds is a
@@ -130,7 +130,7 @@ class Settings:
     robot_games_per_user: int = 5
     # How often the robots' process looks for boards where a robot is to act.
     robot_poll_seconds: float = 1.0
-    # Fair shares of the robots' time (mail.robot_fairness): turns thought about at once (each
+    # Fair shares of the robots' time (runtime.robot_fairness): turns thought about at once (each
     # for a different person), the CPU seconds one person's robot turns may take an hour
     # (then they wait), and the CPU seconds a robot thinks about a proposal (a draw).
     robot_turns_at_once: int = 2

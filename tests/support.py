@@ -21,7 +21,7 @@ from aiosmtpd.smtp import Session as SMTPSession
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import User
-from pbmserv.mail.worker import Server
+from pbmserv.runtime.worker import Server
 
 
 @dataclass
@@ -114,7 +114,7 @@ class RunningServer:
     """pbmserv's real Server (listener + workers) on its own loop in a thread."""
 
     settings: Settings
-    #: The parts of the work it does (mail.worker): all but the robots' unless told.
+    #: The parts of the work it does (runtime.worker): all but the robots' unless told.
     parts: frozenset[str] | None = None
     server: Server | None = None
     thread: threading.Thread | None = None

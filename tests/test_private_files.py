@@ -13,7 +13,7 @@ import pytest
 
 from pbmserv.db.engine import make_engine
 from pbmserv.db.migrate import upgrade
-from pbmserv.mail.delivery import Claimed, write_spool
+from pbmserv.outbound.delivery import Claimed, write_spool
 
 
 @pytest.fixture

@@ -212,7 +212,7 @@ def run_admin(args: argparse.Namespace, settings: Settings) -> int:
     if not is_at_head(engine):
         upgrade = f"run `pbmserv db upgrade --db {mask_url(settings.db_url)}` first"
         return _failed(args, upgrade, EX_CONFIG)
-    from pbmserv.mail.outbox_rows import queue_notifications
+    from pbmserv.outbound.outbox_rows import queue_notifications
 
     factory = session_factory(engine)
     now = getattr(args, "now", None) or utcnow()

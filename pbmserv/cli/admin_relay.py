@@ -2,7 +2,7 @@
 
 A relay that refused the server's login for good (535) holds the outbox: no mail is sent and
 no login tried until its credentials change or the operator runs ``release`` (see
-:mod:`pbmserv.mail.relay_hold`).
+:mod:`pbmserv.outbound.relay.hold`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from pbmserv.cli import tables
 from pbmserv.core.context import CommandContext
-from pbmserv.mail import relay_hold
+from pbmserv.outbound.relay import hold as relay_hold
 
 Handler = Callable[[argparse.Namespace, CommandContext], None]
 ActionMaker = Callable[[Any, str, Handler, str], argparse.ArgumentParser]

@@ -23,7 +23,7 @@ from pbmserv.core.tournaments.setup import (
     enter,
     open_tournament,
 )
-from pbmserv.mail.compose import render_section
+from pbmserv.outbound.compose import render_section
 from pbmserv.tournaments import Format
 
 Handler = Callable[[argparse.Namespace, CommandContext], None]

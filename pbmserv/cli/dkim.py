@@ -10,7 +10,7 @@ from pathlib import Path
 
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings
-from pbmserv.mail.signing import (
+from pbmserv.outbound.signing import (
     DEFAULT_KEY_BITS,
     SigningError,
     dns_records,

@@ -191,10 +191,10 @@ def _engine_at_head(settings: Settings, *, durable: bool = True) -> Engine | Non
 
 
 def _serve(settings: Settings) -> int:
-    from pbmserv.mail import child_processes as kids
-    from pbmserv.mail.signing import key_file_exposure
-    from pbmserv.mail.supervisor import WORKER_ENV, WORKER_SLOT_ENV, supervise
-    from pbmserv.mail.worker import DELIVER, ROBOTS, Server
+    from pbmserv.outbound.signing import key_file_exposure
+    from pbmserv.runtime import child_processes as kids
+    from pbmserv.runtime.supervisor import WORKER_ENV, WORKER_SLOT_ENV, supervise
+    from pbmserv.runtime.worker import DELIVER, ROBOTS, Server
 
     role = os.environ.get(kids.ROLE_ENV)
     # A delivery process writes claims and "sent" marks alone: a power cut may lose them and
@@ -203,7 +203,7 @@ def _serve(settings: Settings) -> int:
     if engine is None:
         return EX_CONFIG
     itself = [sys.executable, "-m", "pbmserv", *sys.argv[1:]]
-    if role is not None:  # a child process of a `serve` (mail/child_processes.py)
+    if role is not None:  # a child process of a `serve` (runtime/child_processes.py)
         if ROBOTS in role.split("+"):
             os.nice(19)  # robots think only with CPU no person's move is waiting for
         elif settings.child_niceness:
@@ -276,8 +276,8 @@ def _serving_parts(
     ``delivery_processes`` of them, the processing in one (``processing_process``), which
     also delivers when no process is there for it, and the robots' thinking in one, started
     by the first worker only (more would think the same moves twice)."""
-    from pbmserv.mail import child_processes as kids
-    from pbmserv.mail.worker import DELIVER, EVERYTHING, PROCESS, ROBOTS
+    from pbmserv.runtime import child_processes as kids
+    from pbmserv.runtime.worker import DELIVER, EVERYTHING, PROCESS, ROBOTS
 
     parts, children = set(EVERYTHING), []
     delivery = None
@@ -297,7 +297,7 @@ def _serving_parts(
 
 
 def _deliver(settings: Settings) -> int:
-    from pbmserv.mail.delivery import deliver_all_due
+    from pbmserv.outbound.delivery import deliver_all_due
 
     engine = _engine_at_head(settings)
     if engine is None:
@@ -312,9 +312,9 @@ def _mail(
 ) -> int:
     """Store one message from standard input, then (normally) answer it. The MTA's pipe keeps
     what is written on standard error in its log: one plain line says what happened."""
-    from pbmserv.mail.delivery import deliver_batch
-    from pbmserv.mail.inbox import Stored, store_message
-    from pbmserv.mail.processor import process_pending
+    from pbmserv.inbound.inbox import Stored, store_message
+    from pbmserv.outbound.delivery import deliver_batch
+    from pbmserv.runtime.processor import process_pending
 
     raw = sys.stdin.buffer.read(settings.max_message_bytes + 1)
     if len(raw) > settings.max_message_bytes:

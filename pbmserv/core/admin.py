@@ -188,7 +188,7 @@ def reset_password(ctx: CommandContext, userid: str) -> str:
         Notification(
             to=user.email,
             # Its own outbox kind: mail that carries a secret is kept only until it is sent
-            # (pbmserv.mail.delivery.SECRET_KINDS).
+            # (pbmserv.outbound.delivery.SECRET_KINDS).
             channel="password_reset",
             kind="password_reset",
             data={"userid": user.display_id, "password": password},
@@ -448,8 +448,8 @@ def delete_board(ctx: CommandContext, number: str) -> str:
 
 # --- inbox and outbox ----------------------------------------------------------------------
 
-#: The states of an inbox message (pbmserv.mail.processor, core.confirmation) and of an
-#: outgoing mail (pbmserv.mail.delivery): what `--status` may ask for.
+#: The states of an inbox message (pbmserv.runtime.processor, core.confirmation) and of an
+#: outgoing mail (pbmserv.outbound.delivery): what `--status` may ask for.
 INBOX_STATUSES = ("pending", "held", "done", "ignored", "failed")
 OUTBOX_STATUSES = ("pending", "sent", "failed")
 

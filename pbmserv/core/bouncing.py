@@ -4,7 +4,7 @@ writing to it until mail comes from it again.
 Every mail goes out with a return path of its own, ``pbmserv+bounce-ID-MAC@host`` (ID: its
 outbox row; MAC: a keyed hash of the ID, so nobody can make up the report of another's mail).
 A delivery report that comes back there is counted against the recipient of that row: a hard
-failure (5.x.x; see :mod:`pbmserv.mail.bounces` for what counts) adds one to the address's
+failure (5.x.x; see :mod:`pbmserv.inbound.bounces` for what counts) adds one to the address's
 ``hard_bounces``, once a row however often its report comes; a temporary one only makes a log
 line. At ``bounce_limit`` hard bounces the address is marked *bouncing*:
 
@@ -133,7 +133,7 @@ def parse_bounce_tag(tag: str, key: bytes) -> int | None:
 
 
 class Report(Protocol):
-    """What a delivery report (:class:`pbmserv.mail.bounces.DeliveryReport`) tells."""
+    """What a delivery report (:class:`pbmserv.inbound.bounces.DeliveryReport`) tells."""
 
     @property
     def permanent(self) -> bool: ...

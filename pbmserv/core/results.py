@@ -1,7 +1,7 @@
 """What commands produce: sections of the combined reply, and mail to other people.
 
 Both say what happened, as a kind and its data; how that reads (template, subject) is the mail
-layer's business (:mod:`pbmserv.mail.wording`). Keeping results as data lets the admin shell,
+layer's business (:mod:`pbmserv.outbound.wording`). Keeping results as data lets the admin shell,
 the mail front end and a future web view share the same commands.
 """
 

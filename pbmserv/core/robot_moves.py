@@ -1,6 +1,6 @@
 """A robot's turn, thought about and carried out.
 
-The turn is thought about off every message's transaction (mail.robot_runner): the board is
+The turn is thought about off every message's transaction (runtime.robot_runner): the board is
 read, the robot thinks (pbmserv.robots) and the move is then played in a transaction of its
 own through the path a person's move takes (commands.play.play_and_report): one history
 entry, the board mail to the person and the observers in the same commit. That transaction

@@ -87,7 +87,7 @@ class RobotTurn:
     task: str = "move"
     #: Whom the robot plays there: the address of the board's first person (several user
     #: ids at one address are one person), by which the robots share their time fairly
-    #: (mail.robot_fairness).
+    #: (runtime.robot_fairness).
     person: str = ""
 
 
@@ -139,7 +139,7 @@ def _people(session: Session, boards: list[int]) -> dict[int, str]:
 def due_turns(session: Session, limit: int | None = 20) -> list[RobotTurn]:
     """What robots have to do now (all of it with ``limit`` None), each named with the person
     it is for: proposals to answer first (a proposal gets a small budget), then moves, the
-    longest waiting first. Who is served in which order is mail.robot_fairness's choice."""
+    longest waiting first. Who is served in which order is runtime.robot_fairness's choice."""
     seats = _robot_seats(session)
     proposed = _open_proposals(session, [row.id for row in seats])
     due: list[RobotTurn] = []

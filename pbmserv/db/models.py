@@ -145,7 +145,7 @@ class ServerKey(Base):
 class RelayHold(Base):
     """A relay that refused the server's login for good (535): no mail goes to it, and no
     login is tried, until its credentials change or the operator releases it (see
-    pbmserv.mail.relay_hold). The operator's view of the relay's state."""
+    pbmserv.outbound.relay.hold). The operator's view of the relay's state."""
 
     __tablename__ = "relay_holds"
 

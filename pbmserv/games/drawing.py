@@ -10,7 +10,7 @@ more beside a board (scores, a second board) takes the board as a :class:`Drawn`
 
 What changes from move to move (the pieces, the last move's cells) is drawn as sprites
 (:func:`sprite`): small pictures in boxes of their own, the same body wherever they stand, so
-that the mail's rasteriser draws each once and pastes it (pbmserv.mail.pictures). Pure: no I/O.
+that the mail's rasteriser draws each once and pastes it (pbmserv.pictures.raster). Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -335,7 +335,7 @@ def picture(drawn: Drawn) -> str:
 def layered(board: str, pieces: str, width: float, height: float) -> str:
     """A whole SVG picture in two layers: ``board``, what stays the same from move to move (in
     ``<g id="board">``, first, its end marked), then ``pieces``. A layered picture's board is
-    drawn once and its pieces on a copy of it (pbmserv.mail.pictures); as SVG it is the same
+    drawn once and its pieces on a copy of it (pbmserv.pictures.raster); as SVG it is the same
     as one drawn in one go."""
     width, height = math.ceil(width), math.ceil(height)
     root = _root(width, height)
@@ -363,7 +363,7 @@ def sprite(x: float, y: float, width: float, height: float, body: str, kind: str
     """``body`` drawn in a box of its own, ``width`` by ``height``, its top left corner at
     (x, y): a nested ``<svg>``, in whose coordinates ``body`` is drawn (its origin the box's
     corner). Any SVG viewer draws it in place; the mail's rasteriser draws each sprite once
-    and pastes it (pbmserv.mail.pictures), so a body that repeats should be the same text
+    and pastes it (pbmserv.pictures.raster), so a body that repeats should be the same text
     wherever it stands. The box clips what it holds: it must hold the strokes too. ``kind``:
     a class naming what it is, for a reader of the SVG such as a test. The corner is kept to
     a hundredth of a pixel (a hexagon's centre falls between pixels)."""

@@ -1,5 +1,7 @@
 """The import graph of the package: no cycles, and every import points down the layer order of
-STYLE.md (games <- robots <- core <- mail/cli; mail never imports a game).
+docs/ARCHITECTURE.md (games <- robots <- core <- inbound, outbound <- runtime <- cli; pictures
+draw the games alone; inbound and outbound never import each other; no mail wing imports a
+game).
 
 The graph is grimp's, read from the source (imports inside functions and TYPE_CHECKING blocks
 included: a cycle hidden in a function is still a cycle for the reader)."""
@@ -17,7 +19,10 @@ ALLOWED: dict[str, frozenset[str]] = {
     "cli": frozenset(
         {
             "core",
-            "mail",
+            "inbound",
+            "outbound",
+            "pictures",
+            "runtime",
             "db",
             "games",
             "tournaments",
@@ -27,7 +32,27 @@ ALLOWED: dict[str, frozenset[str]] = {
             "time_controls",
         }
     ),
-    "mail": frozenset({"core", "db", "config", "logs", "resources", "private_files"}),
+    # Running the server: the children, the processing loop, the robots' child.
+    "runtime": frozenset(
+        {
+            "inbound",
+            "outbound",
+            "pictures",
+            "core",
+            "db",
+            "config",
+            "logs",
+            "resources",
+            "private_files",
+        }
+    ),
+    # Mail in and mail out: each on its own, over the core (never each other).
+    "inbound": frozenset({"core", "db", "config", "logs", "resources", "private_files"}),
+    "outbound": frozenset(
+        {"pictures", "core", "db", "config", "logs", "resources", "private_files"}
+    ),
+    # Board pictures, for mail and the web: they draw what the games give, nothing else.
+    "pictures": frozenset({"games"}),
     "core": frozenset(
         {"db", "games", "robots", "tournaments", "config", "logs", "resources", "time_controls"}
     ),
@@ -143,15 +168,19 @@ def test_the_checks_see_what_they_must_refuse() -> None:
     edges = [
         ("pbmserv.core.a", "pbmserv.core.b"),
         ("pbmserv.core.b", "pbmserv.core.a"),
-        ("pbmserv.core.a", "pbmserv.mail.smtp"),
-        ("pbmserv.mail.smtp", "pbmserv.games.hmdg"),
+        ("pbmserv.core.a", "pbmserv.inbound.smtp"),
+        ("pbmserv.inbound.smtp", "pbmserv.games.hmdg"),
+        ("pbmserv.inbound.inbox", "pbmserv.outbound.compose"),
+        ("pbmserv.pictures.raster", "pbmserv.core.a"),
         ("pbmserv.games.hmdg", "pbmserv.games.chameleon"),
         ("pbmserv.games.entropy", "pbmserv.games.entropy.score"),
         ("pbmserv.games.hmdg", "pbmserv.games.base"),
     ]
     assert cycles(edges) == [["pbmserv.core.a", "pbmserv.core.b"]]
     assert layer_violations(edges) == [
-        "pbmserv.core.a -> pbmserv.mail.smtp: core may not import mail",
-        "pbmserv.mail.smtp -> pbmserv.games.hmdg: mail may not import games",
+        "pbmserv.core.a -> pbmserv.inbound.smtp: core may not import inbound",
+        "pbmserv.inbound.smtp -> pbmserv.games.hmdg: inbound may not import games",
+        "pbmserv.inbound.inbox -> pbmserv.outbound.compose: inbound may not import outbound",
+        "pbmserv.pictures.raster -> pbmserv.core.a: pictures may not import core",
         "pbmserv.games.hmdg -> pbmserv.games.chameleon: a game imports another game",
     ]

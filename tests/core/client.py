@@ -11,7 +11,7 @@ from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.results import Section
 from pbmserv.db.engine import session_factory, transaction
-from pbmserv.mail.compose import render_section
+from pbmserv.outbound.compose import render_section
 
 
 class Client:

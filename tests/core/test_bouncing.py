@@ -24,8 +24,8 @@ from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import Address, GameRow, OutboxMessage, Seat, ServerKey
-from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_subject
+from pbmserv.outbound.compose import render_notice
+from pbmserv.outbound.wording import notice_subject
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -8,7 +8,7 @@ import pytest
 from sqlalchemy import func, select
 
 from pbmserv.db.models import GameRow, MoveRow, Observer, User
-from pbmserv.mail.wording import notice_headline
+from pbmserv.outbound.wording import notice_headline
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

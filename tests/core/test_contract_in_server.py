@@ -10,8 +10,8 @@ from sqlalchemy import select
 
 import pbmserv.games
 from pbmserv.db.models import MoveRow
-from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_subject
+from pbmserv.outbound.compose import render_notice
+from pbmserv.outbound.wording import notice_subject
 from tests.core.client import Client
 from tests.games.secret_pick import GAME as SECRET_PICK
 

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import select
 
 from pbmserv.db.models import OutboxMessage
-from pbmserv.mail.processor import maintain
-from pbmserv.mail.wording import notice_headline
+from pbmserv.outbound.wording import notice_headline
+from pbmserv.runtime.processor import maintain
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

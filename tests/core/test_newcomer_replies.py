@@ -21,7 +21,7 @@ from pbmserv.core.logins import REPLY_PASSWORD
 from pbmserv.core.replies import is_greeting, reply_commands
 from pbmserv.db.models import BoardMail
 from pbmserv.games import find_game
-from pbmserv.mail.reply_text import own_lines
+from pbmserv.inbound.reading.reply_text import own_lines
 
 BUFFALO = find_game("buffalo")
 assert BUFFALO is not None

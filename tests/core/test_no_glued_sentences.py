@@ -20,7 +20,7 @@ from jinja2.filters import do_wordwrap
 from jinja2.meta import find_undeclared_variables
 
 from pbmserv.core.commands.helptext import help_topics
-from pbmserv.mail.compose import environment, render_notice
+from pbmserv.outbound.compose import environment, render_notice
 from pbmserv.resources import templates_dir
 from tests.core.client import Client
 

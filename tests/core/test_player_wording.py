@@ -11,7 +11,7 @@ from sqlalchemy import select
 
 from pbmserv.db.models import GameRow
 from pbmserv.games import find_game
-from pbmserv.mail.compose import render_notice
+from pbmserv.outbound.compose import render_notice
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -6,8 +6,8 @@ import pytest
 from sqlalchemy import select
 
 from pbmserv.db.models import GameRow, MoveRow
-from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_headline
+from pbmserv.outbound.compose import render_notice
+from pbmserv.outbound.wording import notice_headline
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -6,7 +6,7 @@ import pytest
 from sqlalchemy import select
 
 from pbmserv.db.models import GameRow, MoveRow
-from pbmserv.mail.compose import render_notice
+from pbmserv.outbound.compose import render_notice
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -1,6 +1,6 @@
 """Replies to a seat's reply address, piece by piece: the commands bare words mean, the tags
 and their masking, and one Re: however long the exchange (the MTA's verdict is read in
-tests/mail/test_authentication.py)."""
+tests/inbound/test_authentication.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from pbmserv.core.dispatch import is_command
 from pbmserv.core.logins import REPLY_PASSWORD
 from pbmserv.core.replies import reply_commands
 from pbmserv.games import find_game
-from pbmserv.mail.answer_subjects import reply_subject
+from pbmserv.runtime.answer_subjects import reply_subject
 
 EXTINCTION = find_game("extinction")
 HMDG = find_game("hmdg")

@@ -3,7 +3,7 @@ one person's robot boards do not hold up another's (round robin by person, a CPU
 person per hour), a proposal sent again is answered from the last answer until the position
 changes and is thought about with a small budget of its own, and a robot's generator cannot
 be derived from the public facts of its turn, while the operator can replay it with the key.
-The real runner (mail.robot_runner) on a real database."""
+The real runner (runtime.robot_runner) on a real database."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from pbmserv.core.robots import RobotTurn
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, MoveRow
 from pbmserv.games import find_game
-from pbmserv.mail.robot_runner import RobotRunner
 from pbmserv.robots.levels import Choice, robot_move
+from pbmserv.runtime.robot_runner import RobotRunner
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

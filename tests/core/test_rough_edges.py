@@ -6,7 +6,7 @@ import pytest
 
 from pbmserv.config import Settings
 from pbmserv.core.results import Notification, Section
-from pbmserv.mail.compose import render_notice, render_reply_body
+from pbmserv.outbound.compose import render_notice, render_reply_body
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

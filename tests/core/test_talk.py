@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_headline, notice_subject
+from pbmserv.outbound.compose import render_notice
+from pbmserv.outbound.wording import notice_headline, notice_subject
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

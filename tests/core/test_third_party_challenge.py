@@ -18,7 +18,7 @@ from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, Rating, RatingChange, Seat, User
-from pbmserv.mail.compose import render_notice
+from pbmserv.outbound.compose import render_notice
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

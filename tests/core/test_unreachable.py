@@ -21,8 +21,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.results import Notification
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import Seat, User
-from pbmserv.mail.compose import render_notice
-from pbmserv.mail.wording import notice_subject
+from pbmserv.outbound.compose import render_notice
+from pbmserv.outbound.wording import notice_subject
 from tests.core.client import Client
 from tests.core.test_bouncing import SETTINGS, address_row, bounce, sent_to
 

@@ -20,7 +20,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import quote
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import OutboxMessage, User
-from pbmserv.mail.processor import maintain, queue_notifications
+from pbmserv.runtime.processor import maintain, queue_notifications
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -1,6 +1,6 @@
 """A store waiting for SQLite's write lock says so (db.engine.StoreIntent), in this process or
 another, and a processing batch that has held the lock long enough makes way for it: the
-listener and the processing may run in different processes (mail.child_processes)."""
+listener and the processing may run in different processes (runtime.child_processes)."""
 
 from __future__ import annotations
 

@@ -41,7 +41,7 @@ import pytest
 from sqlalchemy import Engine
 
 from pbmserv.config import load_settings
-from pbmserv.mail.signing import public_key_record
+from pbmserv.outbound.signing import public_key_record
 from tests.deploy.real_postfix import RealPostfix, free_port, require_postfix
 from tests.support import RunningServer, make_mail, settle, smtp_send
 

@@ -29,7 +29,7 @@ from sqlalchemy import Engine, func, select, text
 
 from pbmserv.config import Settings
 from pbmserv.db.models import InboxMessage, OutboxMessage
-from pbmserv.mail.signing import new_key, public_key_record
+from pbmserv.outbound.signing import new_key, public_key_record
 from tests.deploy.real_postfix import (
     GAME_DOMAIN,
     GONE_DOMAIN,

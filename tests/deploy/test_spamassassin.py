@@ -36,7 +36,7 @@ from pbmserv.cli.main import build_parser
 from pbmserv.config import Settings
 from pbmserv.core.bouncing import bounce_key, return_path
 from pbmserv.games import all_games
-from pbmserv.mail.signing import new_key
+from pbmserv.outbound.signing import new_key
 from tests.e2e.test_bounces_by_mail import report_to
 from tests.support import RunningServer, make_mail, settle, smtp_send
 

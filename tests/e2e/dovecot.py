@@ -225,7 +225,7 @@ class Dovecot:
 PLAYERS = (("alice", "secret1", "alice@example.org"), ("bob", "hunter22", "bob@example.org"))
 # `pbmserv serve`, with the reader's first reconnection pause given as the first argument.
 SERVE = (
-    "import sys; import pbmserv.mail.imap as imap; "
+    "import sys; import pbmserv.inbound.imap as imap; "
     "imap.BACKOFF_FIRST_SECONDS = float(sys.argv.pop(1)); "
     "from pbmserv.cli.main import main; sys.exit(main())"
 )

@@ -19,7 +19,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import GameRow, InboxMessage, MoveRow, OutboxMessage, User
-from pbmserv.mail.inbox import Stored, store_message
+from pbmserv.inbound.inbox import Stored, store_message
 from tests.e2e.processes import environment, run_pbmserv, seed_game, spool_messages
 from tests.support import make_mail
 

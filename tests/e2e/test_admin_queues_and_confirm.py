@@ -16,7 +16,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import Address, InboxMessage, OutboxMessage, User
-from pbmserv.mail.processor import process_pending
+from pbmserv.runtime.processor import process_pending
 from tests.e2e.processes import run_pbmserv, seed_game, spool_messages
 from tests.e2e.test_admin import Shell, play, text_of
 from tests.support import make_mail

@@ -3,7 +3,7 @@ forges "undeliverable" reports about their own mail, then ``add``s a second addr
 from it, gains no clock time beyond their vacation bank (the figure, goal 0), their opponent
 is told the truth about the clocks all along, and the mark is gone once they write.
 
-The reports are the genuine Postfix ones of tests/mail/data/bounces/, sent by the player to the
+The reports are the genuine Postfix ones of tests/inbound/data/bounces/, sent by the player to the
 return paths of mail they received (the helpers of test_bounces_by_mail.py).
 """
 

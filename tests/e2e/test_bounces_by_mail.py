@@ -2,7 +2,7 @@
 reports sent back to the return paths of a player's mail mark the address, the opponent is
 told, the operator sees it, nothing answers a report, and the player's own mail clears it.
 
-The reports are the genuine Postfix ones of tests/mail/data/bounces/, addressed to the return
+The reports are the genuine Postfix ones of tests/inbound/data/bounces/, addressed to the return
 path the relay saw.
 """
 
@@ -25,7 +25,7 @@ from tests.support import Received, Sink, make_mail, settle, smtp_send
 pytestmark = pytest.mark.db
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
-BOUNCES = Path(__file__).parents[1] / "mail" / "data" / "bounces"
+BOUNCES = Path(__file__).parents[1] / "inbound" / "data" / "bounces"
 #: What the sample reports name: their return path, recipient and Message-ID.
 SAMPLE_PATH = "pbmserv+bounce-17-k3mpq7abcdef@games.example.net"
 SAMPLE_RECIPIENT = "bob@gone.example.net"

@@ -12,7 +12,7 @@ from sqlalchemy import func, select, update
 
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import Address, InboxMessage, User
-from pbmserv.mail.processor import expire_held
+from pbmserv.runtime.processor import expire_held
 from tests.support import PEOPLE, Received, RunningServer, Sink, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pbmserv.mail.signing import key_file_exposure, new_key
+from pbmserv.outbound.signing import key_file_exposure, new_key
 from tests.e2e.processes import environment, run_pbmserv, start_serve
 from tests.support import free_port
 

@@ -27,10 +27,10 @@ from sqlalchemy import Engine, select
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import GameRow, InboxMessage
-from pbmserv.mail import imap
-from pbmserv.mail.imap import MailboxReader
-from pbmserv.mail.inbox import Stored, store_message
-from pbmserv.mail.worker import Server
+from pbmserv.inbound import imap
+from pbmserv.inbound.imap import MailboxReader
+from pbmserv.inbound.inbox import Stored, store_message
+from pbmserv.runtime.worker import Server
 from tests.e2e.dovecot import DOVEADM, DOVECOT, FOLDER, PASSWORD, Dovecot, play_stream
 from tests.reliability.test_relay_tls import (
     RELAY_NAME,

@@ -1,5 +1,5 @@
 """Robots by mail: a person challenges a robot, the robot moves in a process part of its own
-(mail.robot_runner) off every message's transaction, and the person gets the board mail; a
+(runtime.robot_runner) off every message's transaction, and the person gets the board mail; a
 robot is mailed nothing, logs in to nothing, plays no other robot, and a turn is played once
 however many think about it."""
 
@@ -17,9 +17,9 @@ from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import GameRow, MoveRow, OutboxMessage
 from pbmserv.games import find_game
-from pbmserv.mail import robot_runner
-from pbmserv.mail.robot_runner import RobotRunner
-from pbmserv.mail.worker import EVERYTHING, ROBOTS
+from pbmserv.runtime import robot_runner
+from pbmserv.runtime.robot_runner import RobotRunner
+from pbmserv.runtime.worker import EVERYTHING, ROBOTS
 from tests.support import Received, RunningServer, Sink, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db

@@ -214,7 +214,7 @@ def test_rate_limit_defers_a_flooding_sender_with_451(with_settings, engine, sin
 def test_a_crashing_command_is_kept_answered_once_and_the_server_goes_on(  # type: ignore[no-untyped-def]
     server, engine, sink: Sink, monkeypatch
 ) -> None:
-    import pbmserv.mail.processor as processor
+    import pbmserv.runtime.processor as processor
 
     real = processor.dispatch_line
 

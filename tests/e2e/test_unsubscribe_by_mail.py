@@ -27,8 +27,8 @@ from pbmserv.core import admin
 from pbmserv.core.context import CommandContext
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.processor import maintain, queue_notifications
-from pbmserv.mail.signing import new_key, public_key_record
+from pbmserv.outbound.signing import new_key, public_key_record
+from pbmserv.runtime.processor import maintain, queue_notifications
 from tests.support import CapturingHandler, Received, RunningServer, Sink, make_mail, settle
 from tests.support import smtp_send as send_over_smtp
 

@@ -13,8 +13,8 @@ from PIL import Image
 
 from pbmserv.games.chameleon import GAME, ChameleonState
 from pbmserv.games.drawing import CELL, LIGHT, Edges, Grid, hex_centre, hex_svg
-from pbmserv.mail import pictures
-from pbmserv.mail.pictures import png_of
+from pbmserv.pictures import raster as pictures
+from pbmserv.pictures.raster import png_of
 
 RNG = random.Random(0)
 SVG = "{http://www.w3.org/2000/svg}"

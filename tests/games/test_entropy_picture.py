@@ -16,8 +16,8 @@ from pbmserv.games.drawing import CELL, HIGHLIGHT, MARGIN
 from pbmserv.games.entropy import ENTROPY2, GAME, OVER, PLACE, SLIDE, STANDARD, EntropyState
 from pbmserv.games.entropy.score import board_score
 from pbmserv.games.testing import random_playout
-from pbmserv.mail import pictures
-from pbmserv.mail.pictures import png_of
+from pbmserv.pictures import raster as pictures
+from pbmserv.pictures.raster import png_of
 
 SVG = "{http://www.w3.org/2000/svg}"
 FILLS = {"R": "#d62728", "G": "#2ca02c", "B": "#1f5fbf", "Y": "#f2d43c", "P": "#f49ac1"}

@@ -19,8 +19,8 @@ from pbmserv.games.drawing import HIGHLIGHT, HIGHLIGHT_FROM
 from pbmserv.games.extinction import GAME, ExtinctionState, position
 from pbmserv.games.extinction.picture import DARK, LIGHT
 from pbmserv.games.testing import random_playout
-from pbmserv.mail import pictures
-from pbmserv.mail.palette import colours_of, palette_for
+from pbmserv.pictures import raster as pictures
+from pbmserv.pictures.palette import colours_of, palette_for
 
 pytestmark = pytest.mark.skipif(pictures.lunasvg is None, reason="LunaSVG draws the layers")
 

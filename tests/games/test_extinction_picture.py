@@ -21,8 +21,8 @@ from pbmserv.games.drawing import HIGHLIGHT, HIGHLIGHT_FROM
 from pbmserv.games.extinction import GAME, ExtinctionState, position
 from pbmserv.games.extinction.picture import square_corner
 from pbmserv.games.testing import random_playout
-from pbmserv.mail import pictures
-from pbmserv.mail.pictures import png_of
+from pbmserv.pictures import raster as pictures
+from pbmserv.pictures.raster import png_of
 
 RNG = random.Random(0)
 SVG = "{http://www.w3.org/2000/svg}"

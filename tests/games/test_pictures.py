@@ -26,8 +26,8 @@ from pbmserv.games.drawing import (
     square_svg,
 )
 from pbmserv.games.testing import random_playout
-from pbmserv.mail import pictures
-from pbmserv.mail.pictures import png_of
+from pbmserv.pictures import raster as pictures
+from pbmserv.pictures.raster import png_of
 
 RNG = random.Random(0)
 

@@ -2,7 +2,7 @@
 golden transcript.
 
 Every message goes through the real SMTP listener; the robot thinks in the server's robots'
-part (mail.robot_runner) and its moves come to the person as board mail through a real relay.
+part (runtime.robot_runner) and its moves come to the person as board mail through a real relay.
 The robot's search is fixed by its iterations (the CPU cap is set high enough never to cut
 it) and its seed by the server's secret, fixed here, so the game is the same every run. The
 person plays the first legal move a seeded generator picks; "help robots" and a refused
@@ -24,7 +24,7 @@ from pbmserv.config import Settings
 from pbmserv.core.bouncing import KEY_NAME
 from pbmserv.db.models import GameRow, ServerKey
 from pbmserv.games import find_game
-from pbmserv.mail.worker import EVERYTHING, ROBOTS
+from pbmserv.runtime.worker import EVERYTHING, ROBOTS
 from tests.golden.runner import check_golden, describe
 from tests.support import RunningServer, Sink, make_mail, settle, smtp_send
 

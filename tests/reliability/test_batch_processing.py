@@ -12,11 +12,11 @@ from argon2 import PasswordHasher
 from sqlalchemy import event, func, select
 from sqlalchemy.engine import make_url
 
-import pbmserv.mail.processor as processor
+import pbmserv.runtime.processor as processor
 from pbmserv.db.engine import StoreIntent, session_factory, store_intent
 from pbmserv.db.models import InboxMessage, OutboxMessage, User
-from pbmserv.mail.inbox import store_message
-from pbmserv.mail.processor import process_batch
+from pbmserv.inbound.inbox import store_message
+from pbmserv.runtime.processor import process_batch
 from tests.support import PEOPLE, make_mail
 
 pytestmark = pytest.mark.db
@@ -160,7 +160,7 @@ def test_a_batch_lets_a_waiting_writer_in_and_leaves_the_rest_pending(  # type: 
 def test_a_batch_makes_way_for_a_store_waiting_in_another_process(  # type: ignore[no-untyped-def]
     engine, settings, monkeypatch
 ) -> None:
-    """The listener and the processing run in different processes (mail.child_processes): a
+    """The listener and the processing run in different processes (runtime.child_processes): a
     store says through the lock file beside the database that it waits, and the batch sees it."""
     if engine.dialect.name != "sqlite":
         pytest.skip("PostgreSQL's writers do not wait for each other")

@@ -26,8 +26,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import InboxMessage, MoveRow
-from pbmserv.mail.inbox import Stored, store_message
-from pbmserv.mail.processor import process_batch
+from pbmserv.inbound.inbox import Stored, store_message
+from pbmserv.runtime.processor import process_batch
 from tests.support import make_mail
 
 pytestmark = pytest.mark.db

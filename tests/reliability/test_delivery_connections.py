@@ -16,10 +16,10 @@ from aiosmtpd.smtp import SMTP, Envelope
 from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy import Engine
 
-import pbmserv.mail.worker as worker
+import pbmserv.runtime.worker as worker
 from pbmserv.core.context import utcnow as utcnow_clock
 from pbmserv.db.engine import session_factory
-from pbmserv.mail.delivery import RelayConnection, deliver_all_due, deliver_due
+from pbmserv.outbound.delivery import RelayConnection, deliver_all_due, deliver_due
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
 from tests.support import RunningServer
 
@@ -189,7 +189,7 @@ def test_serve_keeps_the_connection_while_mail_comes_and_closes_it_when_idle(
 def test_marks_of_mail_sent_together_share_a_transaction(db_url: str, engine: Engine) -> None:
     from sqlalchemy import event
 
-    from pbmserv.mail.delivery import DELIVERED, Lease, MarkGroup
+    from pbmserv.outbound.delivery import DELIVERED, Lease, MarkGroup
 
     settings = delivery_settings(db_url, None)
     enqueue(engine, settings, PLAYERS)

@@ -18,7 +18,7 @@ from sqlalchemy import Engine, select, update
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
-from pbmserv.mail.delivery import deliver_due
+from pbmserv.outbound.delivery import deliver_due
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
 
 pytestmark = pytest.mark.db
@@ -73,7 +73,7 @@ def test_an_address_that_cannot_be_sent_fails_alone(db_url: str, engine: Engine)
     with Relay(ScriptedHandler()) as relay:
         settings = delivery_settings(db_url, relay)
         enqueue(engine, settings, ["alice@example.org"])
-        # queue() refuses such an address now (mail.headers.safe_address); a row from an
+        # queue() refuses such an address now (outbound.headers.safe_address); a row from an
         # older server, or written by hand, must still fail alone.
         with transaction(session_factory(engine)) as session:
             first = session.scalar(select(OutboxMessage))

@@ -24,7 +24,7 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import OutboxMessage
-from pbmserv.mail.delivery import DELIVERED, Lease, Outcome, deliver_due
+from pbmserv.outbound.delivery import DELIVERED, Lease, Outcome, deliver_due
 from tests.reliability.outbox import (
     Relay,
     ScriptedHandler,
@@ -87,7 +87,7 @@ DELIVER_ONCE = """
 import asyncio, sys
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
-from pbmserv.mail.delivery import deliver_due
+from pbmserv.outbound.delivery import deliver_due
 settings = Settings(
     confirm_addresses=False, db_url=sys.argv[1], relay=sys.argv[2], delivery_lease_seconds=1.0
 )

@@ -9,11 +9,11 @@ import asyncio
 import pytest
 from sqlalchemy import event, func, select
 
-import pbmserv.mail.inbox as inbox
+import pbmserv.inbound.inbox as inbox
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.inbox import Stored
-from pbmserv.mail.smtp import GroupStore
+from pbmserv.inbound.inbox import Stored
+from pbmserv.inbound.smtp import GroupStore
 from tests.support import make_mail
 
 pytestmark = pytest.mark.db

@@ -12,9 +12,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbmserv.config import Settings
-from pbmserv.mail.answer_subjects import reply_subject
-from pbmserv.mail.compose import build_message
-from pbmserv.mail.headers import safe_address, safe_text
+from pbmserv.outbound.compose import build_message
+from pbmserv.outbound.headers import safe_address, safe_text
+from pbmserv.runtime.answer_subjects import reply_subject
 from tests.support import Sink, settle, smtp_send
 
 REPLY_HEADERS = [

@@ -17,7 +17,7 @@ from sqlalchemy import func, select
 from pbmserv.config import ConfigError, Settings, load_settings
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.inbox import Stored, store_message
+from pbmserv.inbound.inbox import Stored, store_message
 from tests.support import RunningServer, Sink, settle, smtp_send
 
 pytestmark = pytest.mark.db

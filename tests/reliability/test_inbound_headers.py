@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.decode import dedupe_key, header_from_address, parse_message
+from pbmserv.inbound.reading.decode import dedupe_key, header_from_address, parse_message
 from tests.support import RunningServer, Sink, make_mail, settle, smtp_send
 
 OVER_LIMITS = "headers over the limits"

@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 from pbmserv.config import Settings
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.decode import parse_message
-from pbmserv.mail.inbox import Stored, store_message
+from pbmserv.inbound.inbox import Stored, store_message
+from pbmserv.inbound.reading.decode import parse_message
 from tests.support import RunningServer, Sink, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db

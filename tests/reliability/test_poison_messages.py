@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import select
 
 from pbmserv.db.models import InboxMessage
-from pbmserv.mail.processor import MAX_ATTEMPTS
+from pbmserv.runtime.processor import MAX_ATTEMPTS
 from tests.support import Sink, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db

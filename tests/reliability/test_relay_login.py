@@ -28,8 +28,8 @@ from sqlalchemy import Engine, select
 from pbmserv.config import ConfigError, describe_settings, load_settings
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import RelayHold
-from pbmserv.mail import relay_hold
-from pbmserv.mail.delivery import deliver_all_due, deliver_batch
+from pbmserv.outbound.delivery import deliver_all_due, deliver_batch
+from pbmserv.outbound.relay import hold as relay_hold
 from tests.e2e.processes import environment, run_pbmserv
 from tests.reliability.outbox import ScriptedHandler, delivery_settings, enqueue, rows
 from tests.support import free_port

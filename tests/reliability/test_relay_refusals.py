@@ -18,9 +18,9 @@ from sqlalchemy import Engine, select
 from pbmserv.core.delivery_reports import DeliveryReport
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import Address, OutboxMessage
-from pbmserv.mail.delivery import deliver_all_due
-from pbmserv.mail.relay_refusals import bounce_of
-from pbmserv.mail.relay_session import Reply
+from pbmserv.outbound.delivery import deliver_all_due
+from pbmserv.outbound.relay.refusals import bounce_of
+from pbmserv.outbound.relay.session import Reply
 from tests.core.client import Client
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
 

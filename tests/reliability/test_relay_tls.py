@@ -26,7 +26,7 @@ from cryptography.x509.oid import NameOID
 from sqlalchemy import Engine
 
 from pbmserv.db.engine import session_factory
-from pbmserv.mail.delivery import deliver_all_due
+from pbmserv.outbound.delivery import deliver_all_due
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
 from tests.support import free_port
 

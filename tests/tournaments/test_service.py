@@ -32,8 +32,8 @@ from pbmserv.core.tournaments.setup import (
 )
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.models import Entry, GameRow, Match, MoveRow, Tournament, User
-from pbmserv.mail.compose import render_notice, render_section
-from pbmserv.mail.wording import notice_subject
+from pbmserv.outbound.compose import render_notice, render_section
+from pbmserv.outbound.wording import notice_subject
 from pbmserv.tournaments import (
     MatchResult,
     Pairing,

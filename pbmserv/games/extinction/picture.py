@@ -114,7 +114,7 @@ def _drawing(symbol: str) -> str:
     """python-chess's drawing of a piece (45 by 45) after the ``<g`` that opens it, without
     its id (a piece is drawn many times) or class, and with the colours its ``style``
     attributes gave as attributes of their own: a picture's palette reads those alone
-    (pbmserv.mail.palette)."""
+    (pbmserv.pictures.palette)."""
     root = ET.fromstring(chess.svg.PIECES[symbol])
     for element in root.iter():
         style = element.attrib.pop("style", None)

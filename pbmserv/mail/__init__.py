@@ -1,1 +1,0 @@
-"""Mail: the SMTP listener, decoding, processing of the inbox, composing and delivering mail."""

@@ -67,7 +67,11 @@ START = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 def two_seat_board(control: str) -> GameRow:
     row = GameRow(game="chameleon", status="active", to_move="0")
-    row.seats = [Seat(seat=i, user=User(userid=f"p{i}", display_id=f"p{i}")) for i in (0, 1)]
+    # Both players accepted the board (a seat not yet accepted runs no clock: core.consent).
+    row.seats = [
+        Seat(seat=i, user=User(userid=f"p{i}", display_id=f"p{i}"), accepted_at=START)
+        for i in (0, 1)
+    ]
     clocks.start(row, parse_time_control(control), START, (48, 24))
     return row
 

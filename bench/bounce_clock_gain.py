@@ -36,7 +36,7 @@ from sqlalchemy import Engine, select  # noqa: E402
 
 from bench._rig import scratch_database, workdir_for  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
-from pbmserv.core.bouncing import bounce_key, return_path  # noqa: E402
+from pbmserv.core.accounts.bouncing import bounce_key, return_path  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402

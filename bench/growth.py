@@ -65,7 +65,7 @@ from bench._rig import (  # noqa: E402
     postgres_cpu_since,
 )
 from pbmserv.config import Settings  # noqa: E402
-from pbmserv.core.passwords import hash_password  # noqa: E402
+from pbmserv.core.accounts.passwords import hash_password  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402
 from pbmserv.outbound.delivery import deliver_due  # noqa: E402

@@ -28,7 +28,7 @@ from sqlalchemy import Engine, event, func, insert, select, text  # noqa: E402
 
 from bench._rig import scratch_database, workdir_for  # noqa: E402
 from pbmserv.config import Settings
-from pbmserv.core.passwords import hash_password
+from pbmserv.core.accounts.passwords import hash_password
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User
 from pbmserv.games.chameleon import GAME

@@ -1,5 +1,5 @@
 """How well each rating system predicts the next game: Elo (as pbmserv keeps it) and Glicko-2
-(``core.glicko2``), side by side on the same games.
+(``core.ratings.glicko2``), side by side on the same games.
 
 Before every game each system predicts the first player's score from the ratings as they stand
 (Glicko-2's deviations grown by the time since each player's last board); the game is then
@@ -26,7 +26,8 @@ from datetime import UTC, datetime, timedelta
 from itertools import combinations
 
 from pbmserv.config import Settings
-from pbmserv.core import glicko2, ratings
+from pbmserv.core.ratings import glicko2
+from pbmserv.core.ratings import service as ratings
 
 DAY = timedelta(days=1)
 
@@ -127,7 +128,7 @@ def league(seed: int, period_days: float) -> Systems:
 
 
 def from_database(url: str, period_days: float) -> Systems:
-    from pbmserv.core.rating_history import rated_boards
+    from pbmserv.core.ratings.history import rated_boards
     from pbmserv.db.engine import make_engine, session_factory
 
     systems = Systems(period_days)

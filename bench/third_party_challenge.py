@@ -25,11 +25,12 @@ from sqlalchemy import select  # noqa: E402
 
 from bench._rig import scratch_database, workdir_for  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
-from pbmserv.core import glicko2, ratings  # noqa: E402
-from pbmserv.core.clock_sweep import sweep_clocks  # noqa: E402
 from pbmserv.core.context import CommandContext  # noqa: E402
 from pbmserv.core.dispatch import dispatch_line  # noqa: E402
 from pbmserv.core.maintenance import run_maintenance  # noqa: E402
+from pbmserv.core.ratings import glicko2  # noqa: E402
+from pbmserv.core.ratings import service as ratings  # noqa: E402
+from pbmserv.core.timing.clock_sweep import sweep_clocks  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory, transaction  # noqa: E402
 from pbmserv.db.models import GameRow, Rating, RatingChange, User  # noqa: E402
 

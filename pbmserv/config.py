@@ -121,7 +121,7 @@ class Settings:
     # shared with PostgreSQL and the senders, 5 stored a PostgreSQL burst up to a third
     # faster but played a steady stream of moves a tenth slower: off unless bursts matter.
     child_niceness: int = 0
-    # Whether the robots (computer players, core.robots) play: `serve` then thinks for them
+    # Whether the robots (computer players, core.robots.turns) play: `serve` then thinks for them
     # in a process of its own at the lowest CPU priority, so a person's move never waits.
     robots: bool = True
     # CPU seconds a robot may think about one move at most (its level may stop sooner).

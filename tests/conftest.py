@@ -21,7 +21,7 @@ import pytest
 from sqlalchemy import Engine, text
 
 from pbmserv.config import Settings
-from pbmserv.core.robots import ensure_robots
+from pbmserv.core.robots.turns import ensure_robots
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import upgrade
 from pbmserv.db.models import Base

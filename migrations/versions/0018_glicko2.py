@@ -2,7 +2,7 @@
 changes: what a board did to them, and when it was rated
 
 Existing rows start as newcomers; ``pbmserv db upgrade`` then replays the rated boards of the
-past into them (``core.rating_history.fill_glicko``), as ``admin ratings rebuild`` does.
+past into them (``core.ratings.history.fill_glicko``), as ``admin ratings rebuild`` does.
 
 Revision ID: 0018
 Revises: 0017

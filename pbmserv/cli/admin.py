@@ -23,12 +23,12 @@ from pbmserv.cli.admin_tournaments import add_tournament_parser
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings, mask_url
 from pbmserv.core import admin as ops
-from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.digest import send_digests
 from pbmserv.core.maintenance import run_maintenance
-from pbmserv.core.rating_history import rebuild_glicko
+from pbmserv.core.ratings.history import rebuild_glicko
 from pbmserv.core.results import CommandError
+from pbmserv.core.timing.clock_sweep import sweep_clocks
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import is_at_head

@@ -22,7 +22,7 @@ from pbmserv.config import (
     describe_settings,
     mask_url,
 )
-from pbmserv.core.rating_history import fill_glicko
+from pbmserv.core.ratings.history import fill_glicko
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import current_revision, head_revision, is_at_head, upgrade
 from pbmserv.logs import configure_logging
@@ -258,7 +258,7 @@ def _make_missing_robots(engine: Engine) -> None:
     from sqlalchemy.exc import IntegrityError
 
     from pbmserv.core.context import utcnow
-    from pbmserv.core.robots import ensure_robots
+    from pbmserv.core.robots.turns import ensure_robots
 
     try:
         with transaction(session_factory(engine)) as session:

@@ -13,23 +13,18 @@ from typing import Any, cast
 
 from sqlalchemy import CursorResult, Result, delete, func, select, update
 
-from pbmserv.core import (
-    bouncing,
-    clocks,
-    confirmation,
-    numbering,
-    ratings,
-    unreachable,
-    unsubscribing,
-)
-from pbmserv.core import game_service as service
+from pbmserv.core.accounts import bouncing, confirmation, unreachable, unsubscribing
+from pbmserv.core.accounts.passwords import hash_password
 from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
 from pbmserv.core.parser import article
-from pbmserv.core.passwords import hash_password
-from pbmserv.core.reply_rotation import rotate_reply_addresses
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play import numbering
+from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.reply_rotation import rotate_reply_addresses
+from pbmserv.core.ratings import service as ratings
 from pbmserv.core.results import CommandError, Notification
+from pbmserv.core.timing import clocks
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import (
     Address,
@@ -51,8 +46,8 @@ from pbmserv.games.base import OMNISCIENT, PUBLIC, Outcome, Termination
 def list_users(
     ctx: CommandContext, disabled_only: bool = False, bouncing_only: bool = False
 ) -> list[dict[str, Any]]:
-    """The users; ``bouncing_only``: those whose address is marked bouncing (core.bouncing),
-    with its count of hard bounces, since when, and the last report."""
+    """The users; ``bouncing_only``: those whose address is marked bouncing
+    (core.accounts.bouncing), with its count of hard bounces, since when, and the last report."""
     if bouncing_only:
         return _bouncing_users(ctx, disabled_only)
     active = (
@@ -147,7 +142,7 @@ MAX_BROADCAST_TEXT = 20_000
 
 def broadcast(ctx: CommandContext, subject: str, text: str, *, playing_only: bool) -> str:
     """Mail ``text`` to every enabled user (only those with a board in play, if asked); not
-    the robots, who read no mail, nor those who left broadcasts (core.unsubscribing). Each
+    the robots, who read no mail, nor those who left broadcasts (core.accounts.unsubscribing). Each
     mail is bulk mail that names the one mail that leaves them (List-Unsubscribe)."""
     subject = " ".join(subject.split())
     if not subject or len(subject) > MAX_BROADCAST_SUBJECT:
@@ -207,7 +202,7 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
     bouncing.clear_bouncing(ctx, address)  # ... and mail reaches it
     ctx.forget_confirmations()
     user.email, user.pending_email = address, None
-    if waited:  # the vacation the bounce began ends (core.unreachable)
+    if waited:  # the vacation the bounce began ends (core.accounts.unreachable)
         unreachable.end(ctx, [user], ctx.now())
     rotate_reply_addresses(ctx, user)  # old reply addresses stop; new ones go out at once
     context = {"userid": user.display_id, "old": old, "new": address}
@@ -225,7 +220,7 @@ def change_address(ctx: CommandContext, userid: str, address: str) -> str:
 
 def confirm_address(ctx: CommandContext, address: str) -> str:
     """Confirm ``address`` for a player whose confirmation mail was lost: what their reply to
-    the mail about their own message would have done (core.confirmation), that message then
+    the mail about their own message would have done (core.accounts.confirmation), that message then
     processed by the server. Other users' requests to use the address are not made: they wait
     for its owner's own yes (``users email`` moves a user's mail by hand)."""
     if not ADDRESS_PATTERN.match(address):
@@ -448,7 +443,7 @@ def delete_board(ctx: CommandContext, number: str) -> str:
 
 # --- inbox and outbox ----------------------------------------------------------------------
 
-#: The states of an inbox message (pbmserv.runtime.processor, core.confirmation) and of an
+#: The states of an inbox message (pbmserv.runtime.processor, core.accounts.confirmation) and of an
 #: outgoing mail (pbmserv.outbound.delivery): what `--status` may ask for.
 INBOX_STATUSES = ("pending", "held", "done", "ignored", "failed")
 OUTBOX_STATUSES = ("pending", "sent", "failed")

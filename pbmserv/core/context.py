@@ -10,9 +10,9 @@ from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core.password_checks import CheckedPassword
+from pbmserv.core.accounts.password_checks import CheckedPassword
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.core.robot_identity import is_robot_address
+from pbmserv.core.robots.identity import is_robot_address
 from pbmserv.db.models import Address, GameRow, User, table_of
 
 
@@ -46,9 +46,9 @@ class Lookups:
     #: What was seen of addresses' rows: confirmed, bouncing, bounced (see ``_address``).
     addresses: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)
     #: Whether any login failed within the window lately (None: not looked yet); none, and
-    #: no user or sender can be over a limit (see core.logins).
+    #: no user or sender can be over a limit (see core.accounts.logins).
     failures_lately: bool | None = None
-    #: Whether boards have queued moves (see core.queued), for the boards the batch looked
+    #: Whether boards have queued moves (see core.play.queued), for the boards the batch looked
     #: at; a board not in it is looked at when needed.
     queues: dict[int, bool] = field(default_factory=dict)
 
@@ -61,9 +61,9 @@ class CommandContext:
     message_id: str | None = None
     clock: Callable[[], datetime] = utcnow
     notifications: list[Notification] = field(default_factory=list)
-    #: User ids given with a wrong password by the command running (see core.logins).
+    #: User ids given with a wrong password by the command running (see core.accounts.logins).
     failed_logins: list[str] = field(default_factory=list)
-    #: Passwords checked before the transaction began (see core.password_checks).
+    #: Passwords checked before the transaction began (see core.accounts.password_checks).
     password_checks: Mapping[tuple[str, str], CheckedPassword] = field(default_factory=dict)
     #: Boards the command ended, for whoever runs commands to hand to their tournaments
     #: (core.tournaments.service.settle_finished): the game service knows no tournament.
@@ -76,7 +76,7 @@ class CommandContext:
     sender_authenticated: bool = False
     #: Mails the message's commands caused to other people so far (see core.blast).
     mails_caused: int = 0
-    #: Notices not sent because their address is not confirmed (see core.confirmation).
+    #: Notices not sent because their address is not confirmed (see core.accounts.confirmation).
     withheld: int = 0
     #: Lookups kept for the batch this command runs in (its own, from the admin shell).
     lookups: Lookups = field(default_factory=Lookups)
@@ -98,7 +98,7 @@ class CommandContext:
     def notify(self, notification: Notification) -> None:
         """Queue a mail to someone; one to an address its owner never confirmed is withheld
         (the confirmation mail alone goes there), and so is one to an address marked bouncing
-        (see core.bouncing: the reply to a message from it is no notice, and goes)."""
+        (see core.accounts.bouncing: the reply to a message from it is no notice, and goes)."""
         if is_robot_address(notification.to):  # a robot reads no mail
             return
         if notification.channel != "confirmation" and not self.may_mail(notification.to):
@@ -116,7 +116,7 @@ class CommandContext:
         return self._address(address)[0]
 
     def is_bouncing(self, address: str) -> bool:
-        """Is ``address`` marked bouncing (see core.bouncing)?"""
+        """Is ``address`` marked bouncing (see core.accounts.bouncing)?"""
         return self._address(address)[1]
 
     def has_bounced(self, address: str) -> bool:

@@ -9,11 +9,12 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import or_, select
 
-from pbmserv.core import board_mail, unsubscribing
-from pbmserv.core import game_service as service
-from pbmserv.core.bouncing import bounce_key
+from pbmserv.core.accounts import unsubscribing
+from pbmserv.core.accounts.bouncing import bounce_key
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
+from pbmserv.core.play import board_mail
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import Notification
 from pbmserv.db.models import User
 from pbmserv.games import find_game

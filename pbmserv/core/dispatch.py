@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import difflib
 
-from pbmserv.core import blast, consent, logins
+from pbmserv.core import blast
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands import GAME_COMMANDS, TOP_LEVEL
 from pbmserv.core.commands.play import play_verb
 from pbmserv.core.commands.registry import CommandSpec
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import consent
 from pbmserv.core.results import CommandError, Section
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.games import all_games, find_game

@@ -1,12 +1,12 @@
-"""Maintenance of idle boards without a clock (those with one: ``core.clock_sweep``): a
+"""Maintenance of idle boards without a clock (those with one: ``core.timing.clock_sweep``): a
 reminder after one limit, a forfeit after a second.
 
 A board is never forfeited without a reminder of its idle spell sent at least
 ``forfeit_notice_days`` before: after downtime an overdue board is reminded first. The boards
 of a player on vacation wait for both sides: no reminders, no forfeits (a player whose address
-is marked bouncing is on one while their bank lasts, core.unreachable; then their boards go
+is marked bouncing is on one while their bank lasts, core.accounts.unreachable; then their boards go
 on, as for any absence). A board waiting for a player who never accepted it
-(core.consent) follows this rule even with a clock (theirs does not run), and is cancelled,
+(core.play.consent) follows this rule even with a clock (theirs does not run), and is cancelled,
 unrated, where another would be forfeited.
 
 The limits come from the settings (per game where the config file sets them). Run by
@@ -26,10 +26,10 @@ from datetime import datetime, timedelta
 from sqlalchemy import ColumnElement, and_, or_, select
 
 from pbmserv.config import IdleLimits, Settings
-from pbmserv.core import consent, declining
-from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
+from pbmserv.core.play import consent, declining
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import find_game
@@ -149,7 +149,7 @@ def _idle_seats(board: Board) -> list[int]:
 
 
 def _waits_for_consent(row: GameRow) -> bool:
-    """Whether a seat to move has not accepted the board (core.consent)."""
+    """Whether a seat to move has not accepted the board (core.play.consent)."""
     to_move = {int(seat) for seat in row.to_move.split(",") if seat}
     return bool(to_move & set(consent.unaccepted_seats(row)))
 

@@ -5,8 +5,8 @@ starts with one of the board's command words (``resign``, ``propose draw``, ``ch
 ``reveal c5``); each later line counts only when it starts with such a word, so a greeting or
 sign-off below the move is left out. A full command (``extinction move 17 ...``) stands as
 it is. The commands built here name the seat's user and :data:`REPLY_PASSWORD`, which
-:func:`pbmserv.core.logins.authenticate` accepts only while the context vouches for that user
-(``CommandContext.reply_login``): the reply address and the sender were checked instead.
+:func:`pbmserv.core.accounts.logins.authenticate` accepts only while the context vouches for that
+user (``CommandContext.reply_login``): the reply address and the sender were checked instead.
 """
 
 from __future__ import annotations
@@ -16,11 +16,11 @@ from dataclasses import dataclass
 
 from sqlalchemy.orm import Session
 
-from pbmserv.core.addresses import users_of_address
-from pbmserv.core.board_mail import ReplySeat
+from pbmserv.core.accounts.addresses import users_of_address
+from pbmserv.core.accounts.logins import REPLY_PASSWORD
 from pbmserv.core.commands import GAME_COMMANDS
 from pbmserv.core.dispatch import is_command
-from pbmserv.core.logins import REPLY_PASSWORD
+from pbmserv.core.play.board_mail import ReplySeat
 from pbmserv.db.models import User
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame

@@ -124,7 +124,7 @@ class Section:
 @dataclass(frozen=True)
 class MailThread:
     """Where one board mail stands in its recipient's thread of the board (see
-    :mod:`pbmserv.core.board_mail`)."""
+    :mod:`pbmserv.core.play.board_mail`)."""
 
     message_id: str
     in_reply_to: str | None
@@ -138,7 +138,7 @@ class MailThread:
 class BulkMail:
     """What makes a notice bulk mail (a digest, a broadcast): the list it belongs to and the
     command, secret code included, that takes its recipient off it (see
-    :mod:`pbmserv.core.unsubscribing`); the mail layer writes them as List-* headers."""
+    :mod:`pbmserv.core.accounts.unsubscribing`); the mail layer writes them as List-* headers."""
 
     list_name: str
     unsubscribe_command: str

@@ -60,20 +60,21 @@ class User(Base):
     digest: Mapped[str] = mapped_column(String(8), default="off", server_default="off")
     #: When the last daily digest was made for the user (None: never).
     digest_sent_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    #: "on": the operator's broadcasts come; "off": the user left them (core.unsubscribing).
+    #: "on": the operator's broadcasts come; "off": the user left them
+    #: (core.accounts.unsubscribing).
     broadcasts: Mapped[str] = mapped_column(String(8), default="on", server_default="on")
     #: The address ``email`` asked to move to, waiting for its owner's confirmation (None: none).
     pending_email: Mapped[str | None] = mapped_column(String(320), nullable=True)
     #: A robot's strength (1 to 3): a computer player, mailed nothing, taking no commands
-    #: (core.robots). None: a person.
+    #: (core.robots.turns). None: a person.
     robot_level: Mapped[int | None] = mapped_column(Integer, nullable=True)
     #: The planned end of the vacation that began at ``away_since`` (None: until stopped, or
     #: until the vacation bank runs out).
     vacation_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    #: The vacation was begun by a clock running out (core.clocks): a move ends it.
+    #: The vacation was begun by a clock running out (core.timing.clocks): a move ends it.
     vacation_automatic: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
-    #: The vacation was begun by the user's address being marked bouncing (core.unreachable):
-    #: mail from any of the user's addresses ends it, as a move does.
+    #: The vacation was begun by the user's address being marked bouncing
+    #: (core.accounts.unreachable): mail from any of the user's addresses ends it, as a move does.
     vacation_unreachable: Mapped[bool] = mapped_column(Boolean, default=False, server_default="0")
     #: Vacation days used in ``vacation_year`` (a started day counts whole).
     vacation_days_used: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
@@ -117,7 +118,7 @@ class Address(Base):
 class HeldRequest(Base):
     """One request waiting for an address's owner to say yes, with the code of the one mail
     that asked them: a message held from the address, or a user's ``email``/``add`` naming it.
-    The code runs this request and no other (core.confirmation)."""
+    The code runs this request and no other (core.accounts.confirmation)."""
 
     __tablename__ = "held_requests"
 
@@ -232,7 +233,7 @@ class Seat(Base):
     #: The fewest hours left of which the player was reminded this turn (None: not yet).
     clock_warned: Mapped[int | None] = mapped_column(Integer, nullable=True)
     #: When the player accepted the board (None: not yet: someone else started it, and until
-    #: they move or accept, it runs no clock of theirs and is not rated; core.consent).
+    #: they move or accept, it runs no clock of theirs and is not rated; core.play.consent).
     accepted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
 
     game_row: Mapped[GameRow] = relationship(back_populates="seats")
@@ -482,8 +483,8 @@ class Rating(Base):
     losses: Mapped[int] = mapped_column(Integer, default=0)
     draws: Mapped[int] = mapped_column(Integer, default=0)
     updated_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
-    #: Glicko-2 (core.glicko2) beside Elo: rating, deviation and volatility as of ``glicko_at``,
-    #: when the last rated board ended (None: never since it was started).
+    #: Glicko-2 (core.ratings.glicko2) beside Elo: rating, deviation and volatility as of
+    #: ``glicko_at``, when the last rated board ended (None: never since it was started).
     glicko: Mapped[float] = mapped_column(Float, default=1500.0, server_default="1500")
     glicko_rd: Mapped[float] = mapped_column(Float, default=350.0, server_default="350")
     glicko_volatility: Mapped[float] = mapped_column(Float, default=0.06, server_default="0.06")

@@ -165,7 +165,7 @@ class Termination(Enum):
     AGREEMENT = "agreement"  # the players agreed a draw
     # By the players or the server, outside the rules of the game:
     RESIGNATION = "resignation"
-    TIME = "time"  # a clock ran out (core.clocks), with no vacation days left to cover it
+    TIME = "time"  # a clock ran out (core.timing.clocks), with no vacation days left to cover it
     FORFEIT = "forfeit"  # idle past the limit, or withdrawn from the tournament
     ADJUDICATION = "adjudication"  # the operator's ruling
     DECLINED = "declined"  # the challenged player refused the board before moving

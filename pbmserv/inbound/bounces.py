@@ -1,8 +1,8 @@
 """Delivery reports (bounces): what one says about the mail it reports on. Pure: no database.
 
 A report comes to one of the server's bounce addresses (``pbmserv+bounce-ID-MAC@host``, the
-SMTP ``MAIL FROM`` of every mail it sends; see :mod:`pbmserv.core.bouncing`). Most MTAs write
-RFC 3464 reports: a ``multipart/report; report-type=delivery-status`` whose
+SMTP ``MAIL FROM`` of every mail it sends; see :mod:`pbmserv.core.accounts.bouncing`). Most MTAs
+write RFC 3464 reports: a ``multipart/report; report-type=delivery-status`` whose
 ``message/delivery-status`` part has a block of fields for each recipient (Final-Recipient,
 Action, Status, Diagnostic-Code). Those are read here with the standard library; the others
 (Exim's classic bounce, qmail's, ...) are left to ``flufl.bounce``'s detectors, which say only
@@ -25,7 +25,7 @@ from email.policy import compat32
 
 from flufl.bounce import all_failures
 
-from pbmserv.core.delivery_reports import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
+from pbmserv.core.accounts.delivery_reports import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
 from pbmserv.core.parser import printable
 
 log = logging.getLogger("pbmserv.bounces")

@@ -1,7 +1,7 @@
 """Mail to a seat's reply address (``pbmserv+b17-s0-TOKEN@host``): which seat it is for, whether
 its sender may speak for that seat, and the commands it carries.
 
-The sender may when the token is the seat's (see :mod:`pbmserv.core.board_mail`), the board
+The sender may when the token is the seat's (see :mod:`pbmserv.core.play.board_mail`), the board
 is still being played, the From address is the player's (registered or added), and, where
 trusted authserv-ids are set, the receiving MTA's Authentication-Results pass the From
 address (see :mod:`pbmserv.inbound.authentication`): with them set, a reply with no such verdict
@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from pbmserv.core import board_mail, confirmation, replies
-from pbmserv.core.addresses import users_of_address
-from pbmserv.core.board_mail import ReplyTag
+from pbmserv.core import replies
+from pbmserv.core.accounts import confirmation
+from pbmserv.core.accounts.addresses import users_of_address
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import is_command
+from pbmserv.core.play import board_mail
+from pbmserv.core.play.board_mail import ReplyTag
 from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import Section
 from pbmserv.db.models import GameRow

@@ -17,7 +17,7 @@ from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core.board_mail import mask_tokens
+from pbmserv.core.play.board_mail import mask_tokens
 from pbmserv.db.engine import store_intent
 from pbmserv.inbound.inbox import Envelope as StoredEnvelope
 from pbmserv.inbound.inbox import Stored, StoreFailed, store_messages

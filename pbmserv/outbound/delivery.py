@@ -59,9 +59,9 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core.bouncing import bounce_key, return_path
+from pbmserv.core.accounts.bouncing import bounce_key, return_path
+from pbmserv.core.accounts.delivery_reports import DeliveryReport as Bounce
 from pbmserv.core.context import utcnow
-from pbmserv.core.delivery_reports import DeliveryReport as Bounce
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.outbound.drafts import compose_draft, is_draft
@@ -715,7 +715,8 @@ async def _deliver_one(
     deadline = (
         asyncio.get_running_loop().time() + lease.settings.delivery_lease_seconds * SEND_SHARE
     )
-    # Its own return path: a delivery report names the very mail that bounced (core.bouncing).
+    # Its own return path: a delivery report names the very mail that bounced
+    # (core.accounts.bouncing).
     sender = return_path(lease.settings.address, await _bounce_key(lease.engine), item.id)
     refused = await relay.start(item, deadline, sender)  # beside the other connections' mail
     if refused is not None:

@@ -13,7 +13,7 @@ from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core.board_mail import reply_address
+from pbmserv.core.play.board_mail import reply_address
 from pbmserv.core.results import BulkMail, MailThread, Notification
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.outbound.compose import build_message, message_id_for, render_notification

@@ -26,9 +26,14 @@ from sqlalchemy import Integer, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core import board_mail, bouncing, confirmation, queued
-from pbmserv.core.board_mail import ReplyTag
-from pbmserv.core.clock_sweep import ClockReport, sweep_clocks
+from pbmserv.core.accounts import bouncing, confirmation
+from pbmserv.core.accounts.password_checks import (
+    CheckedPassword,
+    PasswordChecks,
+    check_ahead,
+    stored_hashes,
+)
+from pbmserv.core.accounts.passwords import is_remembered
 from pbmserv.core.commands.accounts import confirmed_section
 from pbmserv.core.context import CommandContext, Lookups, utcnow
 from pbmserv.core.digest import send_digests
@@ -38,19 +43,15 @@ from pbmserv.core.dispatch import (
     login_pairs,
     looks_like_command,
 )
-from pbmserv.core.game_service import boards_named, is_lock_conflict, lock_boards
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.no_command import no_command_section
 from pbmserv.core.parser import printable
-from pbmserv.core.password_checks import (
-    CheckedPassword,
-    PasswordChecks,
-    check_ahead,
-    stored_hashes,
-)
-from pbmserv.core.passwords import is_remembered
+from pbmserv.core.play import board_mail, queued
+from pbmserv.core.play.board_mail import ReplyTag
+from pbmserv.core.play.game_service import boards_named, is_lock_conflict, lock_boards
 from pbmserv.core.replies import ReplyLine
 from pbmserv.core.results import Section
+from pbmserv.core.timing.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.inbound.authentication import Verdict, mta_verdict, trusted_ids
@@ -204,7 +205,8 @@ def _handle(
         sender_authenticated=prepared.verdict is Verdict.PASS,
         lookups=lookups,
     )
-    # Mail came from it: it works, and whoever writes from it can be reached (core.bouncing).
+    # Mail came from it: it works, and whoever writes from it can be reached
+    # (core.accounts.bouncing).
     if bouncing.clear_for_sender(ctx, mail.sender):
         ctx.forget_confirmations()
     if not ctx.may_mail(mail.sender):
@@ -266,7 +268,7 @@ def _bounce_report(
     tags: Sequence[str],
     now: datetime,
 ) -> Handled:
-    """A message to one of our bounce addresses (see core.bouncing): the delivery report of
+    """A message to one of our bounce addresses (see core.accounts.bouncing): the delivery report of
     the mail its tag names, counted against that mail's recipient. Never answered."""
     fields: dict[str, Any] = {"message_id": printable(mail.message_id or "")}
     key = bouncing.bounce_key(session)
@@ -831,7 +833,7 @@ def sweep(
     *,
     chunk: int = MAINTENANCE_CHUNK,
 ) -> ClockReport:
-    """Run the clock sweep (core.clock_sweep) and queue its mail, ``chunk`` due boards per
+    """Run the clock sweep (core.timing.clock_sweep) and queue its mail, ``chunk`` due boards per
     transaction, until nothing is due."""
     now = clock()
     report = ClockReport()

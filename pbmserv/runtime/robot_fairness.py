@@ -5,7 +5,7 @@ reply went from 0.5 s to 65 s behind twelve robot3 boards of one player). So:
 
 - round robin by person: each person has at most one turn being thought about at a time, and
   the next free place goes to the person served longest ago (:func:`pick_fair`); a person is
-  an address (core.robots.RobotTurn.person), so several user ids at one address are one;
+  an address (core.robots.turns.RobotTurn.person), so several user ids at one address are one;
 - a CPU budget per person per hour (:class:`CpuLedger`): once a person's robot turns took
   that much CPU in the last hour, their turns wait (they are not lost) until the hour frees
   some. The ledger is kept in the robots' process alone: there is one such process (the first
@@ -25,7 +25,7 @@ from collections import OrderedDict, deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from pbmserv.core.robots import RobotTurn
+from pbmserv.core.robots.turns import RobotTurn
 
 #: The window of the CPU budget.
 HOUR_SECONDS = 3600.0
@@ -85,7 +85,7 @@ def pick_fair(
 ) -> list[RobotTurn]:
     """The turns to think about now: one each for up to ``places`` people who have no turn
     being thought about (``busy``) and budget left, the person served longest ago first.
-    ``due`` is in each person's own order (core.robots.due_turns: answers, then the longest
+    ``due`` is in each person's own order (core.robots.turns.due_turns: answers, then the longest
     waiting moves)."""
     first: dict[str, RobotTurn] = {}
     for turn in due:

@@ -1,4 +1,4 @@
-"""The robots' turns, played off every message's transaction (core.robots, core.robot_moves).
+"""The robots' turns, played off every message's transaction (core.robots.turns, core.robots.moves).
 
 Each turn is read in a session of its own, thought about with no transaction open (a robot
 may think for seconds), then carried out in a transaction that plays it only if the board is
@@ -28,10 +28,10 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
-from pbmserv.core.game_service import Board
-from pbmserv.core.robot_moves import Decision, carry_out, decide
-from pbmserv.core.robot_seeds import robot_key
-from pbmserv.core.robots import RobotTurn, due_turns, load_turn
+from pbmserv.core.play.game_service import Board
+from pbmserv.core.robots.moves import Decision, carry_out, decide
+from pbmserv.core.robots.seeds import robot_key
+from pbmserv.core.robots.turns import RobotTurn, due_turns, load_turn
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import transaction
 from pbmserv.outbound.outbox_rows import queue_notifications
@@ -196,7 +196,7 @@ class RobotRunner:
         return decision
 
     def _robot_key(self) -> bytes:
-        """The key the robots' generators are seeded under (core.robot_seeds)."""
+        """The key the robots' generators are seeded under (core.robots.seeds)."""
         with self._key_lock:
             if self._key is None:
                 with transaction(self.factory) as session:

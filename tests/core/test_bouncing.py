@@ -1,5 +1,5 @@
-"""Bounces that teach (core.bouncing) on a real database: the bounce addresses and their key,
-counting delivery reports, the mark, the mail gate, the paused forfeit clock, the opponents'
+"""Bounces that teach (core.accounts.bouncing) on a real database: the bounce addresses and their
+key, counting delivery reports, the mark, the mail gate, the paused forfeit clock, the opponents'
 notice, clearing, and the operator's view.
 
 The ``players`` fixture (alice, Bob, carol) is in tests/core/conftest.py.
@@ -15,13 +15,13 @@ from sqlalchemy import Connection, Engine, select, update
 
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
-from pbmserv.core import bouncing
-from pbmserv.core.clock_sweep import sweep_clocks
+from pbmserv.core.accounts import bouncing
+from pbmserv.core.accounts.delivery_reports import DeliveryReport, RecipientStatus
 from pbmserv.core.context import CommandContext
-from pbmserv.core.delivery_reports import DeliveryReport, RecipientStatus
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError
+from pbmserv.core.timing.clock_sweep import sweep_clocks
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import Address, GameRow, OutboxMessage, Seat, ServerKey
 from pbmserv.outbound.compose import render_notice
@@ -205,7 +205,8 @@ def test_the_limit_marks_the_address_and_the_opponents_are_told_once(players: Cl
     text = render_notice(to_alice, "pbmserv@localhost")
     assert "Hello alice," in text and "Our mail to Bob cannot be delivered" in text
     assert "chameleon board 1 (with Bob)" in text
-    # ... and until when Bob's clocks stop: while Bob's vacation days last (core.unreachable).
+    # ... and until when Bob's clocks stop: while Bob's vacation days last
+    # (core.accounts.unreachable).
     assert "Bob's clocks stop until 2030-01-21 00:00 UTC at the latest" in text
     assert "taken from Bob's vacation days" in text
     assert BOB not in text  # the opponents are not told the address
@@ -259,7 +260,7 @@ def test_the_operator_cannot_mail_a_new_password_into_the_void(players: Client) 
 
 def test_a_bouncing_players_boards_wait_while_the_bank_lasts_then_go_on(players: Client) -> None:
     """Boards without a clock wait for a player our mail cannot reach as on a vacation, taken
-    from their bank (core.unreachable); then they go on, as for any absence."""
+    from their bank (core.accounts.unreachable); then they go on, as for any absence."""
     assert players.run("chameleon challenge -clock=none alice bob").ok  # board 1
     assert players.run("chameleon challenge -clock=none alice carol").ok  # board 2
     with transaction(players.factory) as session:

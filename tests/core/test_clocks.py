@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import select
 
 from pbmserv.config import Settings
-from pbmserv.core import ratings
-from pbmserv.core.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.core.context import CommandContext
 from pbmserv.core.maintenance import run_maintenance
+from pbmserv.core.ratings import service as ratings
 from pbmserv.core.results import Notification
+from pbmserv.core.timing.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, MoveRow, OutboxMessage, RatingChange, Seat, User
 from pbmserv.outbound.compose import render_notice
@@ -61,7 +61,7 @@ def board_row(players: Client, board: int = 1) -> GameRow:
 
 
 def bob_accepts(players: Client, when: datetime, board: int = 1) -> None:
-    """bob accepts the board alice started: from now on it runs his clock (core.consent)."""
+    """bob accepts the board alice started: from now on it runs his clock (core.play.consent)."""
     assert players.run(f"extinction accept {board} {BOB}", sender="bob@example.org", at=when).ok
 
 

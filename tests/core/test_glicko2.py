@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbmserv.core.glicko2 import (
+from pbmserv.core.ratings.glicko2 import (
     START_RD,
     Glicko,
     aged,

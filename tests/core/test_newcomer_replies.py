@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 from sqlalchemy import select
 
-from pbmserv.core.board_mail import (
+from pbmserv.core.accounts.logins import REPLY_PASSWORD
+from pbmserv.core.dispatch import is_command
+from pbmserv.core.play.board_mail import (
     CHAT,
     MESSAGE,
     SEAT,
@@ -16,8 +18,6 @@ from pbmserv.core.board_mail import (
     new_token,
     parse_tag,
 )
-from pbmserv.core.dispatch import is_command
-from pbmserv.core.logins import REPLY_PASSWORD
 from pbmserv.core.replies import is_greeting, reply_commands
 from pbmserv.db.models import BoardMail
 from pbmserv.games import find_game

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbmserv.core import numbering
+from pbmserv.core.play import numbering
 from pbmserv.games import all_games
 from pbmserv.games.base import GameSpec
 

@@ -10,12 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy import select
 
-from pbmserv.core import admin, ratings
+from pbmserv.core import admin
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
-from pbmserv.core.rating_history import rebuild_glicko
-from pbmserv.core.ratings import elo_changes, expected_score
+from pbmserv.core.ratings import service as ratings
+from pbmserv.core.ratings.history import rebuild_glicko
+from pbmserv.core.ratings.service import elo_changes, expected_score
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import Rating
 from tests.core.client import Client
@@ -101,7 +102,7 @@ def test_an_agreed_draw_counts_and_a_declined_board_does_not(players: Client) ->
 
 def test_a_ruling_rates_and_reopening_takes_it_back(players: Client) -> None:
     assert players.run("chameleon challenge -size=5 alice bob").ok
-    # A board rates only once both accepted it (core.consent): alice started it, bob accepts.
+    # A board rates only once both accepted it (core.play.consent): alice started it, bob accepts.
     assert players.run(f"chameleon accept 1 {BOB}", sender="bob@example.org").ok
     with transaction(players.factory) as session:
         admin.adjudicate(CommandContext(session, players.settings, None), "1", "bob")
@@ -188,7 +189,7 @@ def test_standings_are_ordered_by_the_rating_less_two_deviations(players: Client
     for board in range(1, 17):
         loser = (BOB, "bob@example.org") if board % 2 else (ALICE, "alice@example.org")
         winner = "alice@example.org" if board % 2 else "bob@example.org"
-        # The winner's challenge, the loser's resignation: both accepted it (core.consent).
+        # The winner's challenge, the loser's resignation: both accepted it (core.play.consent).
         assert players.run("chameleon challenge -size=3 alice bob", sender=winner).ok
         assert players.run(f"chameleon resign {board} {loser[0]}", sender=loser[1]).ok
     assert players.run("signup dave pass4444", sender="dave@example.org").ok

@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbmserv.core.board_mail import mask_tokens, new_token, parse_tag
+from pbmserv.core.accounts.logins import REPLY_PASSWORD
 from pbmserv.core.dispatch import is_command
-from pbmserv.core.logins import REPLY_PASSWORD
+from pbmserv.core.play.board_mail import mask_tokens, new_token, parse_tag
 from pbmserv.core.replies import reply_commands
 from pbmserv.games import find_game
 from pbmserv.runtime.answer_subjects import reply_subject

@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from pbmserv.core import robot_moves
-from pbmserv.core.robot_seeds import public_seed, robot_key, robot_rng
-from pbmserv.core.robots import RobotTurn
+from pbmserv.core.robots import moves as robot_moves
+from pbmserv.core.robots.seeds import public_seed, robot_key, robot_rng
+from pbmserv.core.robots.turns import RobotTurn
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, MoveRow
 from pbmserv.games import find_game

@@ -1,4 +1,4 @@
-"""The robots in the database (core.robots, core.robot_moves): who they are, which turns are
+"""The robots in the database (core.robots.turns, core.robots.moves): who they are, which turns are
 theirs, what a stale turn does, what a challenge of one may not be, and that a robot's move
 goes the way a person's does: one history entry, board mail to the person only."""
 
@@ -10,9 +10,9 @@ from datetime import UTC, datetime
 import pytest
 from sqlalchemy import delete, select, update
 
-from pbmserv.core import robot_moves
 from pbmserv.core.context import CommandContext
-from pbmserv.core.robots import (
+from pbmserv.core.robots import moves as robot_moves
+from pbmserv.core.robots.turns import (
     active_robot_boards,
     due_turns,
     ensure_robots,
@@ -26,7 +26,7 @@ from tests.core.client import Client
 pytestmark = pytest.mark.db
 
 NOW = datetime(2026, 11, 27, 12, 0, tzinfo=UTC)
-#: A seed key (core.robot_seeds.robot_key makes the server's).
+#: A seed key (core.robots.seeds.robot_key makes the server's).
 KEY = bytes(32)
 
 

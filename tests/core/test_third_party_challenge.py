@@ -1,7 +1,7 @@
 """Issue 48, item 3: a challenge needs no password, so anyone may start a board between other
 people; such a board runs no clock of a player who did not start it, spends none of their
 vacation, counts for no rating and takes none of their robot slots until they accept it or
-move on it (core.consent). The attack scripted: a third party's 1-hour boards between an
+move on it (core.play.consent). The attack scripted: a third party's 1-hour boards between an
 accomplice and a victim, run past their time by the clock sweep and the idle rule."""
 
 from __future__ import annotations
@@ -12,10 +12,10 @@ import pytest
 from sqlalchemy import select, update
 
 from pbmserv.config import Settings
-from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
+from pbmserv.core.timing.clock_sweep import sweep_clocks
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, Rating, RatingChange, Seat, User
 from pbmserv.outbound.compose import render_notice

@@ -10,8 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbmserv.config import Settings
-from pbmserv.core import clocks
 from pbmserv.core.context import CommandContext
+from pbmserv.core.timing import clocks
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.time_controls import (
     DAY,
@@ -67,7 +67,7 @@ START = datetime(2026, 3, 1, 12, tzinfo=UTC)
 
 def two_seat_board(control: str) -> GameRow:
     row = GameRow(game="chameleon", status="active", to_move="0")
-    # Both players accepted the board (a seat not yet accepted runs no clock: core.consent).
+    # Both players accepted the board (a seat not yet accepted runs no clock: core.play.consent).
     row.seats = [
         Seat(seat=i, user=User(userid=f"p{i}", display_id=f"p{i}"), accepted_at=START)
         for i in (0, 1)

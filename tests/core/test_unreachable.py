@@ -1,4 +1,4 @@
-"""A player our mail cannot reach (core.unreachable) on a real database: the pause a bounce
+"""A player our mail cannot reach (core.accounts.unreachable) on a real database: the pause a bounce
 gives is a vacation, charged to the bank; mail from any of the player's addresses, or a move
 from anywhere, ends it; with the bank empty the clock runs; a vacation under way is not charged
 twice; and the opponent's board mail and notices tell the truth about the clocks.
@@ -15,10 +15,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import select
 
-from pbmserv.core import bouncing
-from pbmserv.core.clock_sweep import sweep_clocks
+from pbmserv.core.accounts import bouncing
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import Notification
+from pbmserv.core.timing.clock_sweep import sweep_clocks
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import Seat, User
 from pbmserv.outbound.compose import render_notice

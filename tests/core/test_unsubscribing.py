@@ -1,4 +1,4 @@
-"""Leaving bulk mail by mail (core.unsubscribing) on a real database: the digest and the
+"""Leaving bulk mail by mail (core.accounts.unsubscribing) on a real database: the digest and the
 operator's broadcasts name an ``unsubscribe`` command whose code works only for the user and
 address it was made for; the right one turns the list off with no password, a wrong one
 changes nothing; ``set`` turns either back on."""
@@ -14,8 +14,9 @@ from urllib.parse import parse_qs, unquote, urlsplit
 import pytest
 from sqlalchemy import select
 
-from pbmserv.core import admin, unsubscribing
-from pbmserv.core.bouncing import bounce_key
+from pbmserv.core import admin
+from pbmserv.core.accounts import unsubscribing
+from pbmserv.core.accounts.bouncing import bounce_key
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import quote
 from pbmserv.db.engine import transaction

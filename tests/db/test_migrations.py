@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from sqlalchemy import Engine, text
 
-from pbmserv.core.rating_history import fill_glicko
+from pbmserv.core.ratings.history import fill_glicko
 from pbmserv.db.engine import make_engine
 from pbmserv.db.migrate import current_revision, head_revision, upgrade
 from pbmserv.db.models import Base
@@ -217,7 +217,7 @@ def test_a_user_bouncing_at_the_upgrade_is_on_a_vacation_the_bounce_began(
     empty_engine: Engine,
 ) -> None:
     """Issue 48: the mark alone no longer stops a clock; a user whose address is marked at the
-    upgrade is on a vacation taken from their bank instead (core.unreachable)."""
+    upgrade is on a vacation taken from their bank instead (core.accounts.unreachable)."""
     upgrade(empty_engine, "0022")
     with empty_engine.begin() as conn:
         for number, name in ((100, "ann"), (101, "ben")):

@@ -34,7 +34,7 @@ from sqlalchemy import Engine
 from pbmserv.cli.admin import run_admin
 from pbmserv.cli.main import build_parser
 from pbmserv.config import Settings
-from pbmserv.core.bouncing import bounce_key, return_path
+from pbmserv.core.accounts.bouncing import bounce_key, return_path
 from pbmserv.games import all_games
 from pbmserv.outbound.signing import new_key
 from tests.e2e.test_bounces_by_mail import report_to

@@ -17,7 +17,7 @@ import pytest
 from sqlalchemy import select
 
 from pbmserv.config import Settings
-from pbmserv.core.bouncing import bounce_key, return_path
+from pbmserv.core.accounts.bouncing import bounce_key, return_path
 from pbmserv.db.models import Address, InboxMessage, OutboxMessage
 from tests.e2e.processes import environment, run_pbmserv
 from tests.support import Received, Sink, make_mail, settle, smtp_send
@@ -136,7 +136,7 @@ def test_three_hard_bounces_mark_the_address_until_the_player_writes(  # type: i
     [told] = send_report(server, engine, sink, paths[2])
     assert told.to == ALICE and told.subject == "pbmserv: bob cannot be reached by mail"
     assert "chameleon board 1 (with bob)" in told.body
-    assert "taken from bob's vacation days" in told.body  # the pause (core.unreachable)
+    assert "taken from bob's vacation days" in told.body  # the pause (core.accounts.unreachable)
     assert "the address is now marked bouncing" in last_summary(engine)[1]
     [listed] = bouncing_users(db_url, tmp_path)
     assert listed["userid"] == "bob" and listed["email"] == BOB and listed["bounces"] == 3
@@ -147,7 +147,7 @@ def test_three_hard_bounces_mark_the_address_until_the_player_writes(  # type: i
     assert [m.to for m in out] == [ALICE]
 
     # bob writes: the answer reaches him, the mark is gone, and alice is told that his
-    # clocks run again (the pause was a vacation, core.unreachable).
+    # clocks run again (the pause was a vacation, core.accounts.unreachable).
     out = send(server, engine, sink, BOB, "status bob")
     assert sorted(m.to for m in out) == [ALICE, BOB]
     assert "bob" in next(m for m in out if m.to == BOB).body

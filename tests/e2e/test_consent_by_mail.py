@@ -1,4 +1,4 @@
-"""A board someone else started (core.consent), over real SMTP with the real listener, relay
+"""A board someone else started (core.play.consent), over real SMTP with the real listener, relay
 and database: its first mail names who started it and how to decline, and a reply of just
 "decline" or "accept" to that mail does it."""
 

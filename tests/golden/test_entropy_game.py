@@ -19,7 +19,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbmserv.core import game_service
+from pbmserv.core.play import game_service
 from tests.golden.runner import check_golden, play_transcript
 from tests.support import Received, Sink
 

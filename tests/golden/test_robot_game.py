@@ -21,7 +21,7 @@ from sqlalchemy import Engine, insert
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core.bouncing import KEY_NAME
+from pbmserv.core.accounts.bouncing import KEY_NAME
 from pbmserv.db.models import GameRow, ServerKey
 from pbmserv.games import find_game
 from pbmserv.runtime.worker import EVERYTHING, ROBOTS
@@ -64,7 +64,7 @@ def _wait_for_person(engine: Engine, timeout: float = 60.0) -> GameRow | None:
 def test_a_person_plays_a_robot_to_the_end(settings: Settings, engine: Engine, sink: Sink) -> None:
     # The robot's search is cut by its iterations alone: a CPU cap this high never binds.
     robot_settings = replace(settings, robot_cpu_seconds=120.0, robot_poll_seconds=0.05)
-    # Its generator is seeded under the server's secret (core.robot_seeds): a fixed one here.
+    # Its generator is seeded under the server's secret (core.robots.seeds): a fixed one here.
     with engine.begin() as connection:
         connection.execute(insert(ServerKey).values(name=KEY_NAME, value="5eed" * 16))
     server = RunningServer(robot_settings, parts=EVERYTHING | {ROBOTS}).start()

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from pbmserv.core.delivery_reports import DeliveryReport
+from pbmserv.core.accounts.delivery_reports import DeliveryReport
 from pbmserv.inbound.bounces import bounce_tags, parse_report
 
 DATA = Path(__file__).parent / "data" / "bounces"

@@ -21,9 +21,9 @@ import pytest
 from sqlalchemy import Engine, select, text
 
 from pbmserv.config import Settings
-from pbmserv.core import game_service
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
+from pbmserv.core.play import game_service
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import InboxMessage, MoveRow
 from pbmserv.inbound.inbox import Stored, store_message

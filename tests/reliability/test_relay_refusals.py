@@ -15,7 +15,7 @@ from aiosmtpd.smtp import SMTP, Envelope
 from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy import Engine, select
 
-from pbmserv.core.delivery_reports import DeliveryReport
+from pbmserv.core.accounts.delivery_reports import DeliveryReport
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import Address, OutboxMessage
 from pbmserv.outbound.delivery import deliver_all_due

@@ -17,11 +17,11 @@ from sqlalchemy import Engine, select, text
 
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
-from pbmserv.core.clock_sweep import sweep_clocks
 from pbmserv.core.context import CommandContext, utcnow
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.timing.clock_sweep import sweep_clocks
 from pbmserv.core.tournaments import players as tournament_players
 from pbmserv.core.tournaments import service, store
 from pbmserv.core.tournaments.setup import (

@@ -8,13 +8,14 @@ from collections.abc import Callable
 from sqlalchemy import delete as delete_rows
 from sqlalchemy import func, select
 
-from pbmserv.core import board_mail, confirmation, logins
-from pbmserv.core.addresses import MAX_ADDRESSES, users_of_address
+from pbmserv.core.accounts import confirmation, logins
+from pbmserv.core.accounts.addresses import MAX_ADDRESSES, users_of_address
+from pbmserv.core.accounts.passwords import hash_password
 from pbmserv.core.commands.registry import TOP_LEVEL, command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
-from pbmserv.core.passwords import hash_password
-from pbmserv.core.reply_rotation import rotate_reply_addresses
+from pbmserv.core.play import board_mail
+from pbmserv.core.play.reply_rotation import rotate_reply_addresses
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import Entry, GameRow, Observer, Seat, Tournament, User, UserAddress
 from pbmserv.games import find_game

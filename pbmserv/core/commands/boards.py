@@ -7,11 +7,12 @@ from typing import Any
 
 from sqlalchemy import select
 
-from pbmserv.core import game_service as service
-from pbmserv.core import logins, numbering, queued
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play import numbering, queued
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import find_game

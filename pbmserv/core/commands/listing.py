@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 
-from pbmserv.core import game_service as service
-from pbmserv.core import numbering, vacations
-from pbmserv.core.addresses import users_of_address
+from pbmserv.core.accounts.addresses import users_of_address
 from pbmserv.core.commands.registry import command
 from pbmserv.core.commands.settings import settings_of
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play import numbering
 from pbmserv.core.results import CommandError, Section
-from pbmserv.core.robots import robots
+from pbmserv.core.robots.turns import robots
+from pbmserv.core.timing import vacations
 from pbmserv.db.models import GameRow, User
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame

@@ -7,13 +7,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pbmserv.core import game_service as service
-from pbmserv.core import numbering
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play import numbering
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.games.base import OMNISCIENT, PUBLIC, AnyGame, InvalidMoveError, MoveError, move_rng
 

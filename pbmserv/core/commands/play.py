@@ -8,14 +8,16 @@ from collections.abc import Callable
 
 from sqlalchemy import func, select
 
-from pbmserv.core import consent, declining, logins, numbering, queued, robots
-from pbmserv.core import game_service as service
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import consent, declining, numbering, queued
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError, Section
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots import turns as robots
+from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import MoveRow, Observer, User
 from pbmserv.games.base import AnyGame, OptionError
 from pbmserv.time_controls import PRESETS, TimeControl, TimeControlError, parse_time_control
@@ -108,7 +110,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
         "robot": next((u.display_id for u in users if is_robot(u)), None),
         "person": next((u.display_id for u in users if not is_robot(u)), None),
         "robot_first": board.robot_moves_first(),
-        # Who must still accept the board before it counts for them (core.consent).
+        # Who must still accept the board before it counts for them (core.play.consent).
         "to_accept": [u.display_id for u in users if u.id not in accepted],
     }
     return Section(

@@ -1,16 +1,17 @@
 """propose, accept, reject and draw: a draw or taking back moves, by the players' consent;
-accept also takes a board someone else started (core.consent)."""
+accept also takes a board someone else started (core.play.consent)."""
 
 from __future__ import annotations
 
-from pbmserv.core import clocks, consent, proposals
-from pbmserv.core import game_service as service
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import consent, proposals
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.timing import clocks
 from pbmserv.games.base import AnyGame
 
 _KIND_WORDS = {"draw": "draw", "undo": "undo", "takeback": "undo", "take-back": "undo"}

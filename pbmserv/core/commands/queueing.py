@@ -1,13 +1,13 @@
 """``GAME queue BOARD USERID PASSWORD THEIRMOVE MYMOVE ...``: moves played for you at once
-when your opponent plays what you foresaw (see :mod:`pbmserv.core.queued`)."""
+when your opponent plays what you foresaw (see :mod:`pbmserv.core.play.queued`)."""
 
 from __future__ import annotations
 
-from pbmserv.core import queued
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import queued
 from pbmserv.core.results import Section
 from pbmserv.games.base import AnyGame
 

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from pbmserv.core import glicko2, ratings
 from pbmserv.core.commands.listing import sender_user
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.ratings import glicko2
+from pbmserv.core.ratings import service as ratings
 from pbmserv.core.results import Section
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import Rating
 from pbmserv.games import find_game
 from pbmserv.games.base import AnyGame

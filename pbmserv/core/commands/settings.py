@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pbmserv.core import logins
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine

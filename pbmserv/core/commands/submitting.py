@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from sqlalchemy import select
 
-from pbmserv.core import game_service as service
 from pbmserv.core.commands.looking import try_move
 from pbmserv.core.commands.play import board_player, play_and_report
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import MoveRow
 from pbmserv.games.base import AnyGame, InvalidMoveError, MoveError

@@ -4,14 +4,15 @@ to other users, board or no board."""
 
 from __future__ import annotations
 
-from pbmserv.core import board_mail, logins
-from pbmserv.core import game_service as service
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands.play import board_player
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
+from pbmserv.core.play import board_mail
+from pbmserv.core.play import game_service as service
 from pbmserv.core.results import CommandError, Notification, Section
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import User
 from pbmserv.games.base import AnyGame
 

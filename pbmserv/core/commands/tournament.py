@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pbmserv.core import logins
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine

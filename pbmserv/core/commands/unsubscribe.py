@@ -1,9 +1,9 @@
 """``unsubscribe digest|broadcasts USERID CODE``: leave bulk mail with the one mail its
-List-Unsubscribe header names (see :mod:`pbmserv.core.unsubscribing`)."""
+List-Unsubscribe header names (see :mod:`pbmserv.core.accounts.unsubscribing`)."""
 
 from __future__ import annotations
 
-from pbmserv.core import unsubscribing
+from pbmserv.core.accounts import unsubscribing
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine

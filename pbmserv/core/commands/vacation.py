@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from pbmserv.core import logins, vacations
+from pbmserv.core.accounts import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.results import CommandError, Section
+from pbmserv.core.timing import vacations
 from pbmserv.db.models import User
 from pbmserv.games.base import AnyGame
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from pbmserv.core import game_service
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
+from pbmserv.core.play import game_service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments import store
 from pbmserv.core.tournaments.service import (

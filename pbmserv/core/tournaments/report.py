@@ -9,7 +9,7 @@ from typing import Any
 from sqlalchemy import func, select
 
 from pbmserv.core.context import CommandContext
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
 from pbmserv.core.tournaments import store
 from pbmserv.core.tournaments.state import Progress, progress_of
 from pbmserv.db.models import Entry, GameRow, Match, Tournament

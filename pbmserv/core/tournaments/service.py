@@ -16,8 +16,8 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
+from pbmserv.core.play import game_service as service
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments import report, store
 from pbmserv.core.tournaments.mail import mail_pairings, mail_standings

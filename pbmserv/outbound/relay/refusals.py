@@ -3,8 +3,8 @@
 A relay that refuses an address at once (``550 5.1.1 unknown user`` to RCPT, or a 5xx to the
 data) sends no delivery report: the refusal is the only news that the address is dead, and in
 the hosted-mailbox mode (a provider's submission server as the relay) it is the usual one. So
-such a refusal goes the way a report does (:func:`pbmserv.core.bouncing.record_bounce`): once
-per mail, ``bounce_limit`` of them mark the address bouncing, and the opponents are told.
+such a refusal goes the way a report does (:func:`pbmserv.core.accounts.bouncing.record_bounce`):
+once per mail, ``bounce_limit`` of them mark the address bouncing, and the opponents are told.
 
 Not every 5xx blames the address. A refusal of the sender (MAIL), of our commands (500-504),
 and a relay that will not relay for us or wants a login (``554 5.7.1 Relay access denied``,
@@ -20,9 +20,9 @@ from datetime import datetime
 from sqlalchemy import Engine
 
 from pbmserv.config import Settings
-from pbmserv.core import bouncing
+from pbmserv.core.accounts import bouncing
+from pbmserv.core.accounts.delivery_reports import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
 from pbmserv.core.context import CommandContext
-from pbmserv.core.delivery_reports import MAX_DIAGNOSTIC, DeliveryReport, RecipientStatus
 from pbmserv.core.parser import printable
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.outbound.relay.session import Reply

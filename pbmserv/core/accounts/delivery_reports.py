@@ -1,5 +1,6 @@
 """What a delivery report says (a DSN read from mail, or a relay's refusal at once): the value
-both the reading of bounces and the sending of mail hand to :mod:`pbmserv.core.bouncing`."""
+both the reading of bounces and the sending of mail hand to
+:mod:`pbmserv.core.accounts.bouncing`."""
 
 from __future__ import annotations
 

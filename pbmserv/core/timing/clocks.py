@@ -3,8 +3,8 @@ from the moment the board mail that gives it the turn is queued (the transaction
 its move; every change of turn stores each seat's exact time left, never derived from mail.
 
 A seat's clock runs while it is the seat's turn, the board is not over, its player accepted
-the board (``core.consent``) and is not on vacation (``core.vacations``; a player our mail
-cannot reach is on one, charged to their bank: ``core.unreachable``).
+the board (``core.play.consent``) and is not on vacation (``core.timing.vacations``; a player our
+mail cannot reach is on one, charged to their bank: ``core.accounts.unreachable``).
 ``GameRow.clock_due_at`` is when the sweep must next look at the board (a reminder due, a time
 running out), so the sweep reads only the boards due.
 """
@@ -71,7 +71,7 @@ def run(row: GameRow, now: datetime, hours: tuple[int, ...]) -> None:
         return
     turn = {int(s) for s in row.to_move.split(",") if s} if row.status == "active" else set()
     for seat in row.seats:
-        # A seat whose player has not accepted the board has no running clock (core.consent).
+        # A seat whose player has not accepted the board has no running clock (core.play.consent).
         if seat.seat in turn and seat.accepted_at is not None and not _paused(row, seat.user):
             if seat.clock_since is None:
                 seat.clock_since = now
@@ -86,7 +86,7 @@ def run(row: GameRow, now: datetime, hours: tuple[int, ...]) -> None:
 
 def _paused(row: GameRow, user: User) -> bool:
     """The user's clocks stand still: on vacation (as is a user whose address is marked
-    bouncing while their bank lasts: core.unreachable; never the mark itself, which would
+    bouncing while their bank lasts: core.accounts.unreachable; never the mark itself, which would
     stop a clock for free)."""
     return user.away_since is not None
 

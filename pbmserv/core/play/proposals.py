@@ -12,11 +12,12 @@ from dataclasses import dataclass
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.core import clocks, consent, numbering
-from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
+from pbmserv.core.play import consent, numbering
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError
+from pbmserv.core.timing import clocks
 from pbmserv.db.models import MoveRow
 from pbmserv.games.base import Outcome, Termination
 
@@ -135,7 +136,7 @@ def answerable(ctx: CommandContext, board: Board, seat: int, kind: str | None) -
 def accept(ctx: CommandContext, board: Board, seat: int, standing: Proposal) -> str | None:
     """Record ``seat``'s consent; once every other player has agreed, carry the proposal out
     and return what happened (None: others must still agree)."""
-    if consent.accept(board.row, seat, ctx.now()):  # agreeing accepts the board (core.consent)
+    if consent.accept(board.row, seat, ctx.now()):  # agreeing accepts the board (core.play.consent)
         clocks.run(board.row, ctx.now(), ctx.settings.reminder_hours)
     service.record_event(ctx, board, "accept", f"accepts the {standing.kind} proposal", seat)
     others = {s.seat for s in board.row.seats} - {standing.seat}

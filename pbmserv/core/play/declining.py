@@ -1,4 +1,4 @@
-"""Boards that end because a player never agreed to them (core.consent): a challenge declined
+"""Boards that end because a player never agreed to them (core.play.consent): a challenge declined
 before the player's first move, and a board left unaccepted past the idle limit. Nobody wins
 or loses either; it counts for no rating."""
 
@@ -8,10 +8,10 @@ from collections.abc import Sequence
 
 from sqlalchemy import select
 
-from pbmserv.core import clocks
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board, finish, record_event, result_text
+from pbmserv.core.play.game_service import Board, finish, record_event, result_text
 from pbmserv.core.results import CommandError
+from pbmserv.core.timing import clocks
 from pbmserv.db.models import MoveRow
 from pbmserv.games.base import Outcome, Termination
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 import hmac
 
-from pbmserv.core.bouncing import bounce_key  # the server's one key of mailed MACs
+from pbmserv.core.accounts.bouncing import bounce_key  # the server's one key of mailed MACs
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import BulkMail, CommandError
 from pbmserv.db.models import User

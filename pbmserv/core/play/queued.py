@@ -14,9 +14,9 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board, Played
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board, Played
 from pbmserv.core.results import CommandError
 from pbmserv.db.models import MoveRow
 from pbmserv.games.base import InvalidMoveError, MoveError, move_rng

@@ -1,4 +1,4 @@
-"""Who is a robot (core.robots), told apart where mail and logins are decided."""
+"""Who is a robot (core.robots.turns), told apart where mail and logins are decided."""
 
 from __future__ import annotations
 

@@ -26,9 +26,9 @@ from datetime import UTC, datetime, timedelta
 from sqlalchemy import delete, func, select, update
 from sqlalchemy.orm import Session
 
-from pbmserv.core.addresses import MAX_ADDRESSES, users_of_address, users_registered_at
+from pbmserv.core.accounts.addresses import MAX_ADDRESSES, users_of_address, users_registered_at
 from pbmserv.core.context import CommandContext
-from pbmserv.core.reply_rotation import rotate_reply_addresses
+from pbmserv.core.play.reply_rotation import rotate_reply_addresses
 from pbmserv.core.results import MailThread, Notification
 from pbmserv.db.models import Address, HeldRequest, InboxMessage, User, UserAddress
 

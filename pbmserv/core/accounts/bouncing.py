@@ -10,7 +10,7 @@ line. At ``bounce_limit`` hard bounces the address is marked *bouncing*:
 
 - mail to it is withheld (see ``CommandContext.notify``), but for the reply to a message
   from it, which goes as ever (and that message clears the mark anyway);
-- its users go on a vacation begun by the bounce (:mod:`pbmserv.core.unreachable`): their
+- its users go on a vacation begun by the bounce (:mod:`pbmserv.core.accounts.unreachable`): their
   clocks stop and their boards without a clock wait, charged to their vacation bank, so
   that a bounce, forged or not, never gives more time than a vacation would; with the bank
   empty their clocks run, as for any absence;
@@ -38,7 +38,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core import unreachable
+from pbmserv.core.accounts import unreachable
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import printable
 from pbmserv.core.results import Notification
@@ -246,7 +246,7 @@ def _opponent_notices(
     session: Session, settings: Settings, address: str, bounces: int
 ) -> list[Notification]:
     """One notice to each opponent of the address's users on their active boards, naming the
-    boards and saying until when the users' clocks stop (core.unreachable)."""
+    boards and saying until when the users' clocks stop (core.accounts.unreachable)."""
     users = _users_at(session, address)
     ids = {u.id for u in users}
     if not ids:
@@ -306,7 +306,7 @@ def clear_for_sender(ctx: CommandContext, sender: str) -> bool:
 def clear_bouncing(ctx: CommandContext, address: str) -> bool:
     """``address`` reaches its owner again (mail came from them, or the operator vouches for
     it). Its count goes back to 0 and its mark is cleared; if it was marked, the vacations the
-    bounce began for its users end now, charged (core.unreachable). True when there was
+    bounce began for its users end now, charged (core.accounts.unreachable). True when there was
     anything to clear."""
     session = ctx.session
     row = session.get(Address, _key(address))

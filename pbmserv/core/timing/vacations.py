@@ -15,10 +15,10 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import select
 
-from pbmserv.core import clocks
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
+from pbmserv.core.timing import clocks
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.time_controls import DAY, format_duration
 
@@ -83,7 +83,8 @@ def begin(
     quiet: bool = False,
 ) -> None:
     """Put the user on vacation from ``at``: every clock of theirs stops there (``automatic``:
-    a move ends it; ``unreachable``: begun because mail cannot reach them, core.unreachable)."""
+    a move ends it; ``unreachable``: begun because mail cannot reach them,
+    core.accounts.unreachable)."""
     user.away_since, user.vacation_until, user.vacation_automatic = at, until, automatic
     user.vacation_unreachable = unreachable
     clocks.pause_users(ctx.session, [user.id], at, ctx.settings.reminder_hours)

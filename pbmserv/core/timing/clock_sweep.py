@@ -13,12 +13,12 @@ from datetime import datetime
 
 from sqlalchemy import select
 
-from pbmserv.core import clocks, vacations
-from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
+from pbmserv.core.play import game_service as service
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import Notification
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
+from pbmserv.core.timing import clocks, vacations
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow, Seat
 from pbmserv.games import find_game

@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 from sqlalchemy import func, select
 
+from pbmserv.core.accounts.passwords import burn_verification_time, verify_password
 from pbmserv.core.context import CommandContext, disabled_error
-from pbmserv.core.passwords import burn_verification_time, verify_password
 from pbmserv.core.results import CommandError, Notification
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import AuthFailure, User
 
 ALERT_EVERY = timedelta(days=1)

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, select
 
-from pbmserv.core.passwords import verify_password
+from pbmserv.core.accounts.passwords import verify_password
 from pbmserv.db.models import User
 
 

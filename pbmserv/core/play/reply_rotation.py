@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from pbmserv.core import board_mail
-from pbmserv.core import game_service as service
 from pbmserv.core.context import CommandContext
+from pbmserv.core.play import board_mail
+from pbmserv.core.play import game_service as service
 from pbmserv.db.models import User
 from pbmserv.games import find_game
 

@@ -15,11 +15,13 @@ from typing import Any
 from sqlalchemy import insert, select
 from sqlalchemy.orm import Session, joinedload
 
-from pbmserv.core import board_mail, clocks, consent, numbering, ratings, vacations
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
+from pbmserv.core.play import board_mail, consent, numbering
+from pbmserv.core.ratings import service as ratings
 from pbmserv.core.results import CommandError, MailThread, Notification
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
+from pbmserv.core.timing import clocks, vacations
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
     OMNISCIENT,
@@ -173,7 +175,7 @@ def create_board(
 ) -> Board:
     """A new board of ``game`` between ``players`` (in seat order), with a clock of
     ``time_control`` (None: none, the idle rule), accepted by the users ``accepted`` (None:
-    by all; see core.consent)."""
+    by all; see core.play.consent)."""
     seed = secrets.randbits(62)
     state = game.new_game(options, new_game_rng(seed))
     now = ctx.now()

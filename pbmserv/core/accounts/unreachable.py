@@ -1,6 +1,6 @@
-"""A player our mail cannot reach (their address marked bouncing, core.bouncing) is away, as
-on a vacation, and it is charged to their vacation bank (core.vacations): a bounce never gives
-more time than a vacation would, whoever sent the reports.
+"""A player our mail cannot reach (their address marked bouncing, core.accounts.bouncing) is away,
+as on a vacation, and it is charged to their vacation bank (core.timing.vacations): a bounce never
+gives more time than a vacation would, whoever sent the reports.
 
 When the address is marked, each of its users who is not on vacation already and has days
 left begins a vacation *begun by the bounce* (``User.vacation_unreachable``): all their
@@ -22,9 +22,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
-from pbmserv.core import vacations
 from pbmserv.core.context import CommandContext
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
+from pbmserv.core.timing import vacations
 from pbmserv.db.models import User
 
 

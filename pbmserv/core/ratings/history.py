@@ -11,8 +11,8 @@ from itertools import groupby
 from sqlalchemy import Engine, exists, func, select
 from sqlalchemy.orm import Session
 
-from pbmserv.core import glicko2
-from pbmserv.core.ratings import periods_since, set_glicko
+from pbmserv.core.ratings import glicko2
+from pbmserv.core.ratings.service import periods_since, set_glicko
 from pbmserv.db.models import GameRow, Rating, RatingChange
 
 

@@ -1,10 +1,10 @@
 """Ratings per game. Elo, as pbmserv keeps them: everyone starts at 1600, K is 32, and a rating
 is provisional until its player has finished 20 rated boards. Beside it Glicko-2
-(``core.glicko2``): a rating with its deviation, provisional while that is wide, and the
+(``core.ratings.glicko2``): a rating with its deviation, provisional while that is wide, and the
 standings ordered by the rating less two deviations.
 
 Every board that ends is rated once (resignations, forfeits and rulings included), except a
-declined challenge, or a board a player never accepted (core.consent), which count for
+declined challenge, or a board a player never accepted (core.play.consent), which count for
 nothing. What it changed is kept, so that an operator who reopens the board takes the change
 back.
 """
@@ -19,8 +19,8 @@ from typing import Any
 from sqlalchemy import delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from pbmserv.core import glicko2
 from pbmserv.core.context import CommandContext
+from pbmserv.core.ratings import glicko2
 from pbmserv.db.models import GameRow, Rating, RatingChange, table_of
 
 START = 1600.0
@@ -51,7 +51,7 @@ def elo_changes(ratings: Sequence[float], scores: Sequence[float], k: float = K)
 
 def is_rated(result: Mapping[str, Any] | None) -> bool:
     """Whether a finished board's stored result counts for ratings: not a declined one, nor
-    one a player never accepted (core.consent)."""
+    one a player never accepted (core.play.consent)."""
     if result is None or result.get("unaccepted"):
         return False
     return not result.get("declined") and result.get("termination") != "declined"

@@ -3,7 +3,7 @@
 its address is in the ``.invalid`` domain. It plays a person, never another robot, and a
 person has at most ``robot_games_per_user`` boards against robots at a time.
 
-What a robot has to do is a query (:func:`due_turns`); core.robot_moves thinks and plays.
+What a robot has to do is a query (:func:`due_turns`); core.robots.moves thinks and plays.
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from pbmserv.core import proposals
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board, load_board
+from pbmserv.core.play import proposals
+from pbmserv.core.play.game_service import Board, load_board
 from pbmserv.core.results import CommandError
-from pbmserv.core.robot_identity import ROBOT_DOMAIN, is_robot
+from pbmserv.core.robots.identity import ROBOT_DOMAIN, is_robot
 from pbmserv.db.models import GameRow, MoveRow, Seat, User
 from pbmserv.games import find_game
 

@@ -5,7 +5,7 @@ read, the robot thinks (pbmserv.robots) and the move is then played in a transac
 own through the path a person's move takes (commands.play.play_and_report): one history
 entry, the board mail to the person and the observers in the same commit. That transaction
 plays the move only if the board is still where the robot thought about it
-(core.robots.load_turn), so a move is never played twice, whoever thought about it meanwhile.
+(core.robots.turns.load_turn), so a move is never played twice, whoever thought about it meanwhile.
 
 Proposals: a robot takes no moves back (its games are rated as any other) and agrees a draw
 when its own search gives it no better than a draw (:data:`DRAW_ACCEPTED_AT_MOST`).
@@ -16,14 +16,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from pbmserv.core import proposals
 from pbmserv.core.commands.play import play_and_report
 from pbmserv.core.commands.proposals import accept_and_tell, reject_and_tell
 from pbmserv.core.context import CommandContext
-from pbmserv.core.game_service import Board
+from pbmserv.core.play import proposals
+from pbmserv.core.play.game_service import Board
 from pbmserv.core.results import CommandError, Section
-from pbmserv.core.robot_seeds import robot_rng
-from pbmserv.core.robots import RobotTurn
+from pbmserv.core.robots.seeds import robot_rng
+from pbmserv.core.robots.turns import RobotTurn
 from pbmserv.robots.levels import robot_move, robot_value
 
 #: A robot agrees a draw when its search expects at most this share of a win for itself.
@@ -44,7 +44,7 @@ def decide(board: Board, turn: RobotTurn, cpu_seconds: float, key: bytes) -> Dec
     """Think about ``turn`` on ``board`` (read before, outside any transaction that writes).
     The robot is told nothing but the state as its seat may see it (pbmserv.robots draws
     hidden pieces from that view) and a generator of its own, never the board's seed: one
-    seeded under the server's secret ``key`` (core.robot_seeds.robot_key), so that no player
+    seeded under the server's secret ``key`` (core.robots.seeds.robot_key), so that no player
     can work out its reply in advance while the operator can replay it."""
     rng = robot_rng(key, turn)
     if turn.task == "undo":

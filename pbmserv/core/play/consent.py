@@ -18,10 +18,10 @@ from datetime import datetime
 
 from sqlalchemy import Select, select
 
-from pbmserv.core.addresses import users_of_address
+from pbmserv.core.accounts.addresses import users_of_address
 from pbmserv.core.context import CommandContext, disabled_error
 from pbmserv.core.results import CommandError
-from pbmserv.core.robot_identity import is_robot
+from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import GameRow, Seat, User
 
 

@@ -3,7 +3,7 @@
 A robot's search draws from a generator; seeded from public facts alone (board, ply) a player
 could run the same search offline and try candidate moves against the exact reply before
 mailing one. So the seed is a keyed hash of the turn, under a key derived from the secret the
-bounce addresses are signed with (core.bouncing's ``server_keys`` row): nobody without the
+bounce addresses are signed with (core.accounts.bouncing's ``server_keys`` row): nobody without the
 database can derive it, and the operator, who has it, can replay any robot turn exactly::
 
     key = robot_key(session)
@@ -20,14 +20,14 @@ from typing import Protocol
 from sqlalchemy import Connection
 from sqlalchemy.orm import Session
 
-from pbmserv.core.bouncing import bounce_key
+from pbmserv.core.accounts.bouncing import bounce_key
 
 #: What the robots' key is derived for: one secret, a key of its own for each use.
 _PURPOSE = b"pbmserv robot seeds 1"
 
 
 class TurnFacts(Protocol):
-    """What a robot's seed names of its turn (core.robots.RobotTurn)."""
+    """What a robot's seed names of its turn (core.robots.turns.RobotTurn)."""
 
     @property
     def board(self) -> int: ...

@@ -29,7 +29,9 @@ from email.utils import make_msgid
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from pbmserv.core.bouncing import bounce_key  # the server's key (of the bounce addresses' MACs)
+from pbmserv.core.accounts.bouncing import (
+    bounce_key,  # the server's key (of the bounce addresses' MACs)
+)
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import MailThread
 from pbmserv.db.models import BoardMail, GameRow, User

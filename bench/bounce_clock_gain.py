@@ -40,7 +40,8 @@ from pbmserv.core.accounts.bouncing import bounce_key, return_path  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402
-from pbmserv.runtime.processor import process_pending, sweep  # noqa: E402
+from pbmserv.runtime.processor import process_pending  # noqa: E402
+from pbmserv.runtime.upkeep import sweep  # noqa: E402
 
 SAMPLE = ROOT / "tests" / "inbound" / "data" / "bounces" / "postfix-5.1.1-remote.eml"
 SAMPLE_PATH = "pbmserv+bounce-17-k3mpq7abcdef@games.example.net"

@@ -32,7 +32,7 @@ from pbmserv.core.accounts.passwords import hash_password
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User
 from pbmserv.games.chameleon import GAME
-from pbmserv.runtime.processor import MAINTENANCE_CHUNK, maintain
+from pbmserv.runtime.upkeep import MAINTENANCE_CHUNK, maintain
 
 NOW = datetime(2030, 6, 1, tzinfo=UTC)
 _USERS = 200

@@ -15,7 +15,7 @@ PostgreSQL: each board is locked by the one that handles it.
 
 Only boards that are due are read: the query itself tests each game's limits, so a board
 already reminded of its idle spell costs nothing until its forfeit is due. `serve` works
-through them in chunks, one transaction each (see ``runtime.processor.maintain``).
+through them in chunks, one transaction each (see ``runtime.upkeep.maintain``).
 """
 
 from __future__ import annotations

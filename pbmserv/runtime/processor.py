@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -26,49 +26,19 @@ from sqlalchemy import Integer, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core.accounts import bouncing, confirmation
-from pbmserv.core.accounts.password_checks import (
-    CheckedPassword,
-    PasswordChecks,
-    check_ahead,
-    stored_hashes,
-)
+from pbmserv.core.accounts import confirmation
+from pbmserv.core.accounts.password_checks import CheckedPassword, check_ahead, stored_hashes
 from pbmserv.core.accounts.passwords import is_remembered
-from pbmserv.core.commands.accounts import confirmed_section
-from pbmserv.core.context import CommandContext, Lookups, utcnow
-from pbmserv.core.digest import send_digests
-from pbmserv.core.dispatch import (
-    dispatch_line,
-    is_command,
-    login_pairs,
-    looks_like_command,
-)
-from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
-from pbmserv.core.no_command import no_command_section
-from pbmserv.core.parser import printable
+from pbmserv.core.context import Lookups, utcnow
+from pbmserv.core.dispatch import login_pairs
 from pbmserv.core.play import board_mail, queued
-from pbmserv.core.play.board_mail import ReplyTag
 from pbmserv.core.play.game_service import boards_named, is_lock_conflict, lock_boards
-from pbmserv.core.replies import ReplyLine
-from pbmserv.core.results import Section
-from pbmserv.core.timing.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, table_of
-from pbmserv.inbound.authentication import Verdict, mta_verdict, trusted_ids
-from pbmserv.inbound.bounces import bounce_tags, parse_report
-from pbmserv.inbound.inbox import TOO_LARGE_KEY
-from pbmserv.inbound.reading.decode import IncomingMail, command_lines, parse_message
-from pbmserv.inbound.reading.reply_text import own_lines
-from pbmserv.inbound.reply_address import answer_reply_tag, confirm_tags, reply_tags, seat_reply
-from pbmserv.outbound.compose import render, render_reply_body
-from pbmserv.outbound.outbox_rows import (
-    insert_outbox,
-    notification_rows,
-    outbox_row,
-    queue,
-    queue_notifications,
-)
-from pbmserv.runtime.answer_subjects import quoted_subject, reply_subject
+from pbmserv.inbound.reading.decode import parse_message
+from pbmserv.outbound.compose import render
+from pbmserv.outbound.outbox_rows import insert_outbox, queue
+from pbmserv.runtime.handling import Handled, Pending, Prepared, handle, prepare
 
 log = logging.getLogger("pbmserv.process")
 
@@ -82,304 +52,6 @@ BATCH = 20
 YIELD_AFTER_SECONDS = 0.005
 
 _INBOX = table_of(InboxMessage)
-
-
-@dataclass(frozen=True)
-class Pending:
-    """A stored message waiting to be processed."""
-
-    id: int
-    raw: bytes
-    envelope_from: str | None
-    #: The envelope recipients (RCPT TO), one a line, where the listener knew them.
-    envelope_to: str | None = None
-    dedupe_key: str | None = None
-
-    @property
-    def too_large(self) -> bool:
-        """A stand-in for a message too large to keep (inbound.inbox.store_too_large)."""
-        return bool(self.dedupe_key and self.dedupe_key.startswith(TOO_LARGE_KEY))
-
-
-@dataclass(frozen=True)
-class Prepared:
-    """What is worked out of a message before its transaction: the decoded mail, its command
-    lines and, sent to a seat's reply address, that address's tags and the sender's own
-    lines (read as the seat's commands once the tag is checked)."""
-
-    mail: IncomingMail
-    lines: list[str]
-    tags: list[ReplyTag] = field(default_factory=list)
-    own: list[str] = field(default_factory=list)
-    #: What the receiving MTA found of the From address (see inbound.authentication).
-    verdict: Verdict = Verdict.UNCHECKED
-    #: Confirmation codes the message carries: in the address it was sent to, or as a
-    #: ``confirm CODE`` line.
-    confirm_codes: list[str] = field(default_factory=list)
-
-
-def prepare(settings: Settings, item: Pending) -> Prepared:
-    mail = parse_message(item.raw, item.envelope_from, own_address=settings.address)
-    if item.envelope_to:  # the envelope first: a reply address may be in it alone (Bcc, alias)
-        recipients = (*item.envelope_to.split("\n"), *mail.recipients)
-        mail = replace(mail, recipients=tuple(dict.fromkeys(recipients)))
-    if mail.auto_reason:
-        return Prepared(mail, [])
-    if item.too_large:  # nothing of it runs, as SMTP would have refused it: it is answered
-        return Prepared(replace(mail, recipients=()), [])
-    most = settings.max_commands_per_message
-    lines = command_lines(mail.subject, mail.text, looks_like_command, max_lines=most)
-    tags = reply_tags(mail, settings.address)
-    codes = confirm_tags(mail, settings.address) + [
-        words[1]
-        for words in (line.split() for line in lines)
-        if len(words) == 2 and words[0].lower() == "confirm"
-    ]
-    return Prepared(
-        mail,
-        lines,
-        tags,
-        own_lines(mail.text, most) if tags else [],
-        verdict=mta_verdict(mail, trusted_ids(settings.trusted_authserv_ids)),
-        confirm_codes=codes,
-    )
-
-
-@dataclass
-class Handled:
-    """What became of one message: its new status, a summary kept on its row, fields for the
-    log line, and the mail to queue."""
-
-    status: str
-    summary: str
-    fields: dict[str, Any]
-    outbox: list[dict[str, Any]] = field(default_factory=list)
-
-
-def _handle(
-    session: Session,
-    settings: Settings,
-    item: Pending,
-    prepared: Prepared,
-    now: datetime,
-    checks: PasswordChecks,
-    lookups: Lookups | None = None,
-) -> Handled:
-    """Process one message inside the caller's transaction (its mail is returned, not
-    queued: the batch queues the mail of the messages that succeeded); ``lookups``: the
-    batch's (see core.context.Lookups)."""
-    lookups = lookups if lookups is not None else Lookups()
-    mail, lines = prepared.mail, prepared.lines
-    message_id = printable(mail.message_id or "")
-    bounce_to = bounce_tags(mail.recipients, settings.address)
-    if bounce_to:  # a delivery report (or an auto-reply) to the return path of our mail
-        lookups.addresses.clear()  # it may mark an address bouncing
-        return _bounce_report(session, settings, item, mail, bounce_to, now)
-    if mail.auto_reason:
-        return Handled(
-            status="ignored",
-            summary=printable(f"message-id={mail.message_id} ignored: {mail.auto_reason}"),
-            fields={
-                "message_id": message_id,
-                "sender": mail.sender,
-                "status": "ignored",
-                "reason": mail.auto_reason,
-            },
-        )
-    assert mail.sender is not None  # parse_message gives an auto_reason when there is none
-    if prepared.verdict is Verdict.FAIL:
-        # The From is forged (DMARC failed at our MTA): an answer would go to its victim.
-        reason = "the receiving MTA found its From failed DMARC"
-        return Handled(
-            status="ignored",
-            summary=printable(f"message-id={mail.message_id} ignored: {reason}"),
-            fields={"message_id": message_id, "status": "ignored", "reason": "dmarc=fail"},
-        )
-    ctx = CommandContext(
-        session=session,
-        settings=settings,
-        sender=mail.sender,
-        message_id=message_id[:300] if mail.message_id else None,
-        clock=lambda: now,
-        password_checks=checks,
-        sender_authenticated=prepared.verdict is Verdict.PASS,
-        lookups=lookups,
-    )
-    # Mail came from it: it works, and whoever writes from it can be reached
-    # (core.accounts.bouncing).
-    if bouncing.clear_for_sender(ctx, mail.sender):
-        ctx.forget_confirmations()
-    if not ctx.may_mail(mail.sender):
-        return _unconfirmed(ctx, item, prepared, now)
-    tagged = [confirmation.confirm(ctx, code) for code in confirm_tags(mail, settings.address)]
-    seat = (
-        seat_reply(ctx, mail, prepared.tags, prepared.own, prepared.verdict)
-        if prepared.tags
-        else None
-    )
-    if item.too_large:
-        sections = [too_large_section(settings)]
-    elif seat is not None and seat.lines:
-        sections = [_dispatch_reply(ctx, line, seat.userid) for line in seat.lines]
-    elif any(looks_like_command(line) for line in lines):
-        sections = [dispatch_line(ctx, line) for line in lines]
-    elif seat is not None and seat.refusal is not None:
-        sections = [seat.refusal]
-    elif tagged:
-        sections = [_confirmation_reply(done) for done in tagged]
-    else:
-        sections = [no_command_section(lines, mail.subject)]
-    # A board shown to its player carries the seat's reply address (found before the body
-    # is rendered: the board then says a reply plays).
-    answer_tag = answer_reply_tag(ctx, sections, mail.sender)
-    reply = outbox_row(
-        settings,
-        to=mail.sender,
-        kind="reply",
-        subject=reply_subject(quoted_subject(mail.subject, lines)),
-        reply_tag=answer_tag,
-        body=render_reply_body(sections, settings),
-        now=now,
-        inbox_id=item.id,
-        answering=mail,
-    )
-    outbox = [reply] if reply is not None else []
-    outbox += notification_rows(settings, ctx.notifications, now, inbox_id=item.id)
-    return Handled(
-        status="done",
-        summary=printable(
-            f"message-id={mail.message_id} " + "; ".join(s.summary for s in sections)
-        ),
-        fields={
-            "message_id": message_id,
-            "sender": mail.sender,
-            "status": "done",
-            "commands": [s.log_fields() for s in sections],
-        },
-        outbox=outbox,
-    )
-
-
-def _bounce_report(
-    session: Session,
-    settings: Settings,
-    item: Pending,
-    mail: IncomingMail,
-    tags: Sequence[str],
-    now: datetime,
-) -> Handled:
-    """A message to one of our bounce addresses (see core.accounts.bouncing): the delivery report of
-    the mail its tag names, counted against that mail's recipient. Never answered."""
-    fields: dict[str, Any] = {"message_id": printable(mail.message_id or "")}
-    key = bouncing.bounce_key(session)
-    known = [i for i in (bouncing.parse_bounce_tag(tag, key) for tag in tags) if i is not None]
-    if not known:
-        log.warning("a message to a bounce address with a wrong code; ignored")
-        summary = "ignored: sent to a bounce address whose code is wrong"
-        return Handled("ignored", summary, {**fields, "status": "ignored", "reason": summary})
-    report = parse_report(item.raw)
-    outcome = bouncing.record_bounce(session, settings, known[0], report, now)
-    ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
-    for notice in outcome.notices:
-        ctx.notify(notice)
-    status = "done" if report is not None else "ignored"
-    summary = printable(f"bounce for outbox={known[0]}: {outcome.summary}")
-    fields.update(status=status, bounce=known[0], hard=outcome.hard, counted=outcome.counted)
-    outbox = notification_rows(settings, ctx.notifications, now, inbox_id=item.id)
-    return Handled(status, summary, fields, outbox)
-
-
-def _unconfirmed(ctx: CommandContext, item: Pending, prepared: Prepared, now: datetime) -> Handled:
-    """A message from an address not (yet) confirmed: it may confirm an address with a code,
-    and is answered at that address; otherwise it is held, and its address gets the one
-    confirmation mail (at most one a day). Nothing else is sent, whatever it says."""
-    mail = prepared.mail
-    assert mail.sender is not None
-    replied = set(confirm_tags(mail, ctx.settings.address))
-    done = [
-        (d, code in replied)
-        for d, code in ((confirmation.confirm(ctx, c), c) for c in prepared.confirm_codes)
-        if d
-    ]
-    fields: dict[str, Any] = {"message_id": printable(mail.message_id or ""), "sender": mail.sender}
-    if done:
-        outbox = []
-        for confirmed, by_reply in done:
-            row = outbox_row(
-                ctx.settings,
-                to=confirmed.address,
-                kind="reply",
-                subject=reply_subject(mail.subject),
-                body=render_reply_body([_confirmation_reply(confirmed, by_reply)], ctx.settings),
-                now=now,
-                inbox_id=item.id,
-                answering=mail,
-            )
-            outbox += [row] if row is not None else []
-        outbox += notification_rows(ctx.settings, ctx.notifications, now, inbox_id=item.id)
-        summary = f"confirmed {len(done)} address(es)"
-        return Handled("done", summary, {**fields, "status": "done", "result": summary}, outbox)
-    if confirmation.held_count(ctx.session, mail.sender) >= confirmation.MAX_HELD:
-        summary = "ignored: too many messages wait for this address's confirmation"
-        return Handled("ignored", summary, {**fields, "status": "ignored", "reason": summary})
-    # The mail (if one goes) names this message by the command words it has, and its code
-    # runs this message alone.
-    words = [line.split()[0].lower() for line in prepared.lines if is_command(line)]
-    sent = confirmation.ask(
-        ctx, mail.sender, confirmation.MESSAGE, inbox_id=item.id, commands=words
-    )
-    summary = "held until the address is confirmed" + (" (asked)" if sent else "")
-    outbox = notification_rows(ctx.settings, ctx.notifications, now, inbox_id=item.id)
-    return Handled("held", summary, {**fields, "status": "held", "asked": sent}, outbox)
-
-
-def _confirmation_reply(done: confirmation.Confirmed | None, by_reply: bool = True) -> Section:
-    """The answer to a confirmation: quoting what confirmed it, a reply to the confirmation
-    mail or a ``confirm CODE`` line (its code hidden, as any secret quoted back)."""
-    if done is None:
-        return Section(
-            "address_confirmed", {"address": None}, ok=False, summary="confirmation unknown"
-        )
-    section = confirmed_section(done)
-    section.command = "(a reply to the confirmation mail)" if by_reply else "confirm " + "*" * 8
-    return section
-
-
-def too_large_section(settings: Settings) -> Section:
-    """The answer to a message over the size limit that a hosted mailbox took in."""
-    limit = settings.max_message_bytes
-    return Section(
-        "too_large",
-        {"limit_kb": limit // 1024},
-        ok=False,
-        summary="too large",
-        command=f"(a message over {limit // 1024} KB)",
-    )
-
-
-def _dispatch_reply(ctx: CommandContext, line: ReplyLine, userid: str | None) -> Section:
-    """A command of a reply to a seat's address; one built from bare words runs as the
-    seat's user, who was checked instead of a password."""
-    if not line.built:
-        return dispatch_line(ctx, line.text)
-    ctx.reply_login = userid
-    try:
-        section = dispatch_line(ctx, line.text)
-    finally:
-        ctx.reply_login = None
-    if line.guessed and section.kind == "error" and section.data.get("syntax"):
-        # The first line was no move (a move the rules forbid quotes no syntax): how a reply
-        # is read is what the player needs to hear, not the command's full syntax.
-        section.data = {**section.data, "syntax": None, "hint": REPLY_FIRST_LINE_HINT}
-    return section
-
-
-#: Said when a reply's first line, read as the move, did not work as one.
-REPLY_FIRST_LINE_HINT = (
-    "The first line of your reply (after a greeting) is read as your move: write the move\n"
-    'alone on it, or start it with a command word such as "resign" or "chat TEXT".\n'
-    'Send "help replying" for more.'
-)
 
 
 _DUE = (
@@ -563,7 +235,7 @@ class _BatchRun:
                     raise ready
                 # A failure here (a bug) aborts the batch, which is then redone one message
                 # at a time (see process_batch): no savepoint a message is needed for that.
-                handled = _handle(session, settings, item, ready, now, self.checks, lookups)
+                handled = handle(session, settings, item, ready, now, self.checks, lookups)
                 batch.handled.append((item.id, handled))
                 outbox += handled.outbox
                 marks.append(
@@ -783,80 +455,6 @@ def process_pending(
 
 #: Due boards handled per maintenance transaction: short locks, bounded memory, and a crash
 #: loses or repeats nothing (a chunk's reminders and their mail commit together).
-MAINTENANCE_CHUNK = 200
-
-
-def maintain(
-    factory: sessionmaker[Session],
-    settings: Settings,
-    clock: Callable[[], datetime] = utcnow,
-    *,
-    chunk: int = MAINTENANCE_CHUNK,
-) -> MaintenanceReport:
-    """Run the idle-board maintenance once and queue the reminders and forfeit mail, ``chunk``
-    due boards per transaction."""
-    now = clock()
-    report = MaintenanceReport()
-    after_id = 0
-    while True:
-        with transaction(factory) as session:
-            ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
-            part = run_maintenance(ctx, after_id=after_id, limit=chunk)
-            queue_notifications(session, settings, ctx.notifications, now)
-        report.reminded += part.reminded
-        report.forfeited += part.forfeited
-        report.examined += part.examined
-        report.last_id = part.last_id or report.last_id
-        if part.examined < chunk or part.last_id is None:
-            break
-        after_id = part.last_id
-    report.expired = expire_held(factory, now)
-    with transaction(factory) as session:
-        ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
-        report.digested = send_digests(ctx)
-        queue_notifications(session, settings, ctx.notifications, now)
-    if report.reminded or report.forfeited or report.digested or report.expired:
-        fields = {
-            "reminded": report.reminded,
-            "forfeited": report.forfeited,
-            "digests": len(report.digested),
-            "unconfirmed_dropped": report.expired,
-        }
-        log.info("maintenance", extra={"fields": fields})
-    return report
-
-
-def sweep(
-    factory: sessionmaker[Session],
-    settings: Settings,
-    clock: Callable[[], datetime] = utcnow,
-    *,
-    chunk: int = MAINTENANCE_CHUNK,
-) -> ClockReport:
-    """Run the clock sweep (core.timing.clock_sweep) and queue its mail, ``chunk`` due boards per
-    transaction, until nothing is due."""
-    now = clock()
-    report = ClockReport()
-    while True:
-        with transaction(factory) as session:
-            ctx = CommandContext(session=session, settings=settings, sender=None, clock=lambda: now)
-            part = sweep_clocks(ctx, limit=chunk)
-            queue_notifications(session, settings, ctx.notifications, now)
-        for name in ("reminded", "lost_on_time", "vacations_begun", "vacations_ended"):
-            getattr(report, name).extend(getattr(part, name))
-        report.examined += part.examined
-        if part.examined < chunk:
-            break
-    if report.lost_on_time or report.vacations_begun or report.vacations_ended:
-        fields = {
-            "lost_on_time": report.lost_on_time,
-            "vacations_begun": report.vacations_begun,
-            "vacations_ended": report.vacations_ended,
-        }
-        log.info("clocks", extra={"fields": fields})
-    return report
-
-
 def expire_held(factory: sessionmaker[Session], now: datetime, chunk: int = 500) -> int:
     """Drop the messages whose address was not confirmed in time: they stay as ``ignored``,
     redacted like any processed message. Returns how many."""

@@ -26,8 +26,9 @@ from pbmserv.runtime.child_processes import (
     stop_all,
     wake_through,
 )
-from pbmserv.runtime.processor import Processed, maintain, process_next, sweep
+from pbmserv.runtime.processor import Processed, process_next
 from pbmserv.runtime.robot_runner import RobotRunner
+from pbmserv.runtime.upkeep import maintain, sweep
 
 log = logging.getLogger("pbmserv.serve")
 

@@ -19,7 +19,7 @@ from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, MoveRow, OutboxMessage, RatingChange, Seat, User
 from pbmserv.outbound.compose import render_notice
 from pbmserv.outbound.wording import notice_subject
-from pbmserv.runtime.processor import sweep as processor_sweep
+from pbmserv.runtime.upkeep import sweep as processor_sweep
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db
@@ -236,7 +236,7 @@ def test_the_config_gives_a_game_its_clock_and_boards_without_one_keep_the_idle_
 
 
 def test_the_servers_sweep_queues_the_mail_of_what_the_clocks_did(players: Client) -> None:
-    """``serve`` runs runtime.processor.sweep every clock_sweep_seconds: reminders and the board
+    """``serve`` runs runtime.upkeep.sweep every clock_sweep_seconds: reminders and the board
     lost on time reach the outbox, each in its own thread."""
     players.settings = Settings(confirm_addresses=False, vacation_days_per_year=0)
     start_fast_game(players)

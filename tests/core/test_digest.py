@@ -13,7 +13,7 @@ from sqlalchemy import select
 
 from pbmserv.db.models import OutboxMessage
 from pbmserv.outbound.wording import notice_headline
-from pbmserv.runtime.processor import maintain
+from pbmserv.runtime.upkeep import maintain
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

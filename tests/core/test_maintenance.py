@@ -22,7 +22,7 @@ from pbmserv.core.maintenance import due_condition, run_maintenance
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, OutboxMessage
 from pbmserv.games import find_game
-from pbmserv.runtime.processor import maintain
+from pbmserv.runtime.upkeep import maintain
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -21,7 +21,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import quote
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import OutboxMessage, User
-from pbmserv.runtime.processor import maintain, queue_notifications
+from pbmserv.outbound.outbox_rows import queue_notifications
+from pbmserv.runtime.upkeep import maintain
 from tests.core.client import Client
 
 pytestmark = pytest.mark.db

@@ -214,16 +214,16 @@ def test_rate_limit_defers_a_flooding_sender_with_451(with_settings, engine, sin
 def test_a_crashing_command_is_kept_answered_once_and_the_server_goes_on(  # type: ignore[no-untyped-def]
     server, engine, sink: Sink, monkeypatch
 ) -> None:
-    import pbmserv.runtime.processor as processor
+    import pbmserv.runtime.handling as handling
 
-    real = processor.dispatch_line
+    real = handling.dispatch_line
 
     def explode(ctx, line):  # type: ignore[no-untyped-def]
         if "explode" in line:
             raise RuntimeError("a bug in a command")
         return real(ctx, line)
 
-    monkeypatch.setattr(processor, "dispatch_line", explode)
+    monkeypatch.setattr(handling, "dispatch_line", explode)
     send(server, engine, sink, ALICE, "help explode")
     send(server, engine, sink, BOB, "signup bob hunter22")
     with engine.connect() as conn:

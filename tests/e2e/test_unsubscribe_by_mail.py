@@ -27,8 +27,9 @@ from pbmserv.core import admin
 from pbmserv.core.context import CommandContext
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import InboxMessage
+from pbmserv.outbound.outbox_rows import queue_notifications
 from pbmserv.outbound.signing import new_key, public_key_record
-from pbmserv.runtime.processor import maintain, queue_notifications
+from pbmserv.runtime.upkeep import maintain
 from tests.support import CapturingHandler, Received, RunningServer, Sink, make_mail, settle
 from tests.support import smtp_send as send_over_smtp
 

@@ -16,7 +16,7 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
-from pbmserv.runtime.processor import queue
+from pbmserv.outbound.outbox_rows import queue
 from tests.support import CapturingHandler, Sink, free_port
 
 # Called with the number of the DATA command (1 first) and the relay's side of the

@@ -47,7 +47,8 @@ from pbmserv.config import Settings  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
 from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402
-from pbmserv.outbound.delivery import RelayConnection, deliver_due  # noqa: E402
+from pbmserv.outbound.delivery import deliver_due  # noqa: E402
+from pbmserv.outbound.relay.connection import RelayConnection  # noqa: E402
 from pbmserv.runtime.processor import BATCH, process_batch, process_pending  # noqa: E402
 
 

@@ -13,7 +13,8 @@ import pytest
 
 from pbmserv.db.engine import make_engine
 from pbmserv.db.migrate import upgrade
-from pbmserv.outbound.delivery import Claimed, write_spool
+from pbmserv.outbound.delivery_items import Claimed
+from pbmserv.outbound.spool import write_spool
 
 
 @pytest.fixture

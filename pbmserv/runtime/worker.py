@@ -17,7 +17,8 @@ from pbmserv.db.engine import store_intent
 from pbmserv.inbound.imap import MailboxReader, read_mailbox
 from pbmserv.inbound.smtp import InboxHandler, Listener, start_listener
 from pbmserv.outbound.delivery import BATCH as DELIVERY_BATCH
-from pbmserv.outbound.delivery import RelayConnection, deliver_due, purge_sent
+from pbmserv.outbound.delivery import deliver_due, purge_sent
+from pbmserv.outbound.relay.connection import RelayConnection
 from pbmserv.pictures.raster import letters_can_be_drawn
 from pbmserv.runtime.child_processes import (
     Children,

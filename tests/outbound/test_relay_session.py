@@ -15,7 +15,8 @@ from aiosmtpd.smtp import SMTP, Envelope
 from aiosmtpd.smtp import Session as SMTPSession
 
 from pbmserv.config import Settings
-from pbmserv.outbound.delivery import DELIVERED, Claimed, RelayConnection
+from pbmserv.outbound.delivery_items import DELIVERED, Claimed
+from pbmserv.outbound.relay.connection import RelayConnection
 from pbmserv.outbound.relay.session import RelayBroken, RelaySession
 from tests.support import CapturingHandler, free_port
 

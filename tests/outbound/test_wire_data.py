@@ -9,7 +9,7 @@ import re
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pbmserv.outbound.delivery import wire_data
+from pbmserv.outbound.relay.session import wire_data
 
 
 def by_the_rule(raw: bytes) -> bytes:

@@ -19,7 +19,8 @@ from sqlalchemy import Engine
 import pbmserv.runtime.worker as worker
 from pbmserv.core.context import utcnow as utcnow_clock
 from pbmserv.db.engine import session_factory
-from pbmserv.outbound.delivery import RelayConnection, deliver_all_due, deliver_due
+from pbmserv.outbound.delivery import deliver_all_due, deliver_due
+from pbmserv.outbound.relay.connection import RelayConnection
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
 from tests.support import RunningServer
 
@@ -189,7 +190,8 @@ def test_serve_keeps_the_connection_while_mail_comes_and_closes_it_when_idle(
 def test_marks_of_mail_sent_together_share_a_transaction(db_url: str, engine: Engine) -> None:
     from sqlalchemy import event
 
-    from pbmserv.outbound.delivery import DELIVERED, Lease, MarkGroup
+    from pbmserv.outbound.delivery_items import DELIVERED
+    from pbmserv.outbound.leases import Lease, MarkGroup
 
     settings = delivery_settings(db_url, None)
     enqueue(engine, settings, PLAYERS)

@@ -24,7 +24,9 @@ from pbmserv.config import Settings
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import OutboxMessage
-from pbmserv.outbound.delivery import DELIVERED, Lease, Outcome, deliver_due
+from pbmserv.outbound.delivery import deliver_due
+from pbmserv.outbound.delivery_items import DELIVERED, Outcome
+from pbmserv.outbound.leases import Lease
 from tests.reliability.outbox import (
     Relay,
     ScriptedHandler,

@@ -15,7 +15,8 @@ from sqlalchemy import Connection, Engine, Executable, func, insert, select, tex
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import OutboxMessage
-from pbmserv.outbound.delivery import BATCH, claim_statement, purge_sent, purge_statement
+from pbmserv.outbound.delivery import BATCH, purge_sent, purge_statement
+from pbmserv.outbound.leases import claim_statement
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings
 from tests.support import RunningServer
 

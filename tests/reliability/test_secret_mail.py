@@ -21,7 +21,9 @@ from sqlalchemy import Engine, delete, select, update
 from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
-from pbmserv.outbound.delivery import BODY_REMOVED, SECRET_KINDS, deliver_all_due
+from pbmserv.outbound.delivery import deliver_all_due
+from pbmserv.outbound.delivery_items import SECRET_KINDS
+from pbmserv.outbound.leases import BODY_REMOVED
 from pbmserv.outbound.outbox_rows import queue
 from tests.e2e.processes import environment, run_pbmserv, seed_game, spool_messages
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings

@@ -20,7 +20,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
 from pbmserv.core.play import game_service as service
 from pbmserv.core.play import numbering
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import notify_board
+from pbmserv.core.play.boards import Board, load_board, parse_board_number
 from pbmserv.core.play.reply_rotation import rotate_reply_addresses
 from pbmserv.core.ratings import service as ratings
 from pbmserv.core.results import CommandError, Notification
@@ -247,7 +248,7 @@ def confirm_address(ctx: CommandContext, address: str) -> str:
 
 
 def load_any_board(ctx: CommandContext, number: str, *, for_update: bool = True) -> Board:
-    board_id = service.parse_board_number(number)
+    board_id = parse_board_number(number)
     row = ctx.session.get(GameRow, board_id)
     if row is None:
         raise CommandError(f"there is no board {board_id}")
@@ -256,7 +257,7 @@ def load_any_board(ctx: CommandContext, number: str, *, for_update: bool = True)
         raise CommandError(
             f"board {board_id} is {article(row.game)} {row.game} game, which this server lacks"
         )
-    return service.load_board(ctx, game, number, for_update=for_update)
+    return load_board(ctx, game, number, for_update=for_update)
 
 
 def list_boards(
@@ -340,7 +341,7 @@ def _seat_by_name(board: Board, viewer: str) -> int:
 
 
 def _tell_players(ctx: CommandContext, board: Board, event: str) -> None:
-    service.notify_board(ctx, board, event)
+    notify_board(ctx, board, event)
 
 
 def undo_last(ctx: CommandContext, number: str) -> str:

@@ -14,7 +14,8 @@ from pbmserv.core.accounts.bouncing import bounce_key
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import board_mail
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import board_picture, board_view
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import Notification
 from pbmserv.db.models import User
 from pbmserv.games import find_game
@@ -73,11 +74,11 @@ def _mail_digest(
         tag = board_mail.reply_tag(ctx, board.row, user, seat)
         entries.append(
             {
-                "view": service.board_view(board, seat, user, now=now),
+                "view": board_view(board, seat, user, now=now),
                 "reply_address": board_mail.reply_address(ctx.settings.address, tag),
             }
         )
-        picture = service.board_picture(ctx, board, seat, user)
+        picture = board_picture(ctx, board, seat, user)
         if picture is not None:
             pictures.append(picture)
     data = {"userid": user.display_id, "date": now.date().isoformat(), "boards": entries}

@@ -29,7 +29,8 @@ from pbmserv.config import IdleLimits, Settings
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import consent, declining
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import board_notice, board_view, notify_board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import find_game
@@ -158,7 +159,7 @@ def _forfeit(ctx: CommandContext, board: Board, days: float) -> None:
     idle = _idle_seats(board)
     if _waits_for_consent(board.row):  # nobody loses a board they never accepted
         reason = declining.expire(ctx, board, idle, days)
-        service.notify_board(ctx, board, f"The board was {reason}.")
+        notify_board(ctx, board, f"The board was {reason}.")
         return
     names = ", ".join(board.seat_label(s) for s in idle)
     winners = frozenset(s.seat for s in board.row.seats if s.seat not in idle)
@@ -168,7 +169,7 @@ def _forfeit(ctx: CommandContext, board: Board, days: float) -> None:
     )
     board.row.updated_at = ctx.now()
     service.record_event(ctx, board, "forfeit", reason)
-    service.notify_board(ctx, board, f"The board was {reason}.")
+    notify_board(ctx, board, f"The board was {reason}.")
     settle_finished(ctx)
 
 
@@ -176,7 +177,7 @@ def _remind(ctx: CommandContext, board: Board, idle_days: int, days_left: float)
     for seat in board.row.seats:
         if seat.user.disabled:
             continue
-        view = service.board_view(board, seat.seat, seat.user, now=ctx.now())
+        view = board_view(board, seat.seat, seat.user, now=ctx.now())
         data = {"view": view, "idle_days": idle_days, "days_left": max(1, round(days_left))}
         data["unaccepted"] = _waits_for_consent(board.row)  # cancelled, not forfeited
-        service.board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)
+        board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)

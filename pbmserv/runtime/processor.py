@@ -32,7 +32,7 @@ from pbmserv.core.accounts.passwords import is_remembered
 from pbmserv.core.context import Lookups, utcnow
 from pbmserv.core.dispatch import login_pairs
 from pbmserv.core.play import board_mail, queued
-from pbmserv.core.play.game_service import boards_named, is_lock_conflict, lock_boards
+from pbmserv.core.play.boards import boards_named, is_lock_conflict, lock_boards
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.inbound.reading.decode import parse_message

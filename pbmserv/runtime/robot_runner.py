@@ -28,7 +28,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.context import CommandContext, utcnow
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.robots.moves import Decision, carry_out, decide
 from pbmserv.core.robots.seeds import robot_key
 from pbmserv.core.robots.turns import RobotTurn, due_turns, load_turn

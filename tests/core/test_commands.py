@@ -316,7 +316,8 @@ def test_logs_leave_out_a_hidden_move_but_only_a_move(players: Client) -> None:
 
 
 def test_a_board_keeps_the_kind_of_its_end(players: Client) -> None:
-    from pbmserv.core.play.game_service import Board, board_outcome
+    from pbmserv.core.play.boards import Board
+    from pbmserv.core.play.game_service import board_outcome
     from pbmserv.games import find_game
     from pbmserv.games.base import Termination
 

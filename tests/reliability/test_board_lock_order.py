@@ -21,9 +21,10 @@ import pytest
 from sqlalchemy import Engine, select, text
 
 from pbmserv.config import Settings
+from pbmserv.core.commands import play as play_commands  # where a move loads its board
 from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
-from pbmserv.core.play import game_service
+from pbmserv.core.play.boards import is_lock_conflict
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import InboxMessage, MoveRow
 from pbmserv.inbound.inbox import Stored, store_message
@@ -98,7 +99,7 @@ def _race(engine: Engine, settings: Settings) -> list[BaseException]:
 
     first = threading.Thread(target=server)
     first.start()
-    locks = game_service.load_board
+    locks = play_commands.load_board
     assert isinstance(locks, FirstLocks)
     assert locks.first.wait(30)
     second = threading.Thread(target=server)
@@ -123,7 +124,7 @@ def test_two_batches_naming_two_boards_in_opposite_orders_do_not_deadlock(
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    monkeypatch.setattr(game_service, "load_board", FirstLocks(game_service.load_board))
+    monkeypatch.setattr(play_commands, "load_board", FirstLocks(play_commands.load_board))
     _store(
         engine,
         settings,
@@ -154,8 +155,8 @@ def test_a_batch_the_database_aborts_for_a_deadlock_is_done_again_quietly(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     deadlock = _real_deadlock(engine)
-    assert game_service.is_lock_conflict(deadlock)
-    original = game_service.load_board
+    assert is_lock_conflict(deadlock)
+    original = play_commands.load_board
     raised: list[int] = []
 
     def deadlocked_once(ctx: CommandContext, *args: Any, **kw: Any) -> Any:
@@ -164,7 +165,7 @@ def test_a_batch_the_database_aborts_for_a_deadlock_is_done_again_quietly(
             raise deadlock
         return original(ctx, *args, **kw)
 
-    monkeypatch.setattr(game_service, "load_board", deadlocked_once)
+    monkeypatch.setattr(play_commands, "load_board", deadlocked_once)
     _store(
         engine,
         settings,

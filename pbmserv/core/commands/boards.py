@@ -11,8 +11,9 @@ from pbmserv.core.accounts import logins
 from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
-from pbmserv.core.play import game_service as service
 from pbmserv.core.play import numbering, queued
+from pbmserv.core.play.board_views import board_view
+from pbmserv.core.play.boards import load_board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import find_game
@@ -137,9 +138,9 @@ def _views(ctx: CommandContext, rows: list[GameRow], viewer: User | None) -> lis
         game = find_game(row.game)
         if game is None:  # a game no longer offered: its boards cannot be drawn
             continue
-        board = service.load_board(ctx, game, str(row.id), for_update=False)
+        board = load_board(ctx, game, str(row.id), for_update=False)
         seat = board.seat_of(viewer) if viewer is not None else None
-        view = service.board_view(board, seat, viewer if seat is not None else None, now=ctx.now())
+        view = board_view(board, seat, viewer if seat is not None else None, now=ctx.now())
         # A player's own queue (GAME queue) is theirs to see.
         texts = queued.pending(ctx, board, seat) if seat is not None else []
         view["queued"] = [f"if {a}, then {b}" for a, b in zip(texts[::2], texts[1::2], strict=True)]
@@ -185,7 +186,7 @@ def showas(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sect
     user = logins.authenticate(ctx, line.words[2], line.words[3])
     chosen = line.words[4].lower()
     if chosen.isdigit():
-        board = service.load_board(ctx, game, chosen, for_update=False)
+        board = load_board(ctx, game, chosen, for_update=False)
         if board.seat_of(user) is None:
             raise CommandError(f"{user.display_id} is not playing on board {board.number}")
         rows = [board.row]

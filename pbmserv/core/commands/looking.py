@@ -13,7 +13,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.play import game_service as service
 from pbmserv.core.play import numbering
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.boards import Board, load_board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.games.base import OMNISCIENT, PUBLIC, AnyGame, InvalidMoveError, MoveError, move_rng
 
@@ -39,7 +39,7 @@ def show(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     match = _BOARD_AT.fullmatch(written)
     if match is None:
         raise CommandError(f'"{written}" is not a board, or a board and a move like 12#5')
-    board = service.load_board(ctx, game, match.group(1), for_update=False)
+    board = load_board(ctx, game, match.group(1), for_update=False)
     played = _moves_played(ctx, board)
     spec = game.SPEC
     wanted: int | None = len(played)

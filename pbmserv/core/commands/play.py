@@ -14,7 +14,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.play import consent, declining, numbering, queued
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import board_view, notify_board
+from pbmserv.core.play.boards import Board, load_board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.core.robots import turns as robots
 from pbmserv.core.robots.identity import is_robot
@@ -31,7 +32,7 @@ def board_player(
 ) -> tuple[Board, User, int]:
     """Load the board named on a ``GAME VERB BOARD USERID PASSWORD ...`` line (for update
     unless only looked at), and authenticate one of its players: the board, user and seat."""
-    board = service.load_board(ctx, game, line.words[2], for_update=for_update)
+    board = load_board(ctx, game, line.words[2], for_update=for_update)
     players = [seat.user for seat in board.row.seats]
     user = logins.authenticate(ctx, line.words[3], line.words[4], among=players)
     seat = board.seat_of(user)
@@ -98,7 +99,7 @@ def challenge(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> S
     board = service.create_board(ctx, game, options, users, time_control, accepted)
     if not board.robot_moves_first():  # else the robot's first move brings the board
         started = consent.started_text(ctx, starters)
-        service.notify_board(ctx, board, event=f"{new_game_event(board)} {started}")
+        notify_board(ctx, board, event=f"{new_game_event(board)} {started}")
     context = {
         "game": game.SPEC.name,
         "title": game.SPEC.title,
@@ -161,7 +162,7 @@ def play_and_report(
         reply_seat, reply = answered
         reply_text = f"{board.seat_label(reply_seat)} played {reply.text} (queued in advance)."
         public, private = f"{public} {reply_text}", f"{private} {reply_text}"
-    service.notify_board(
+    notify_board(
         ctx,
         board,
         opening + public,
@@ -257,7 +258,7 @@ def swap(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
 )
 def board_command(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    board = load_board(ctx, game, line.words[2], for_update=False)
     seat: int | None = None
     user: User | None = None
     if len(line.words) >= 5:
@@ -265,7 +266,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: AnyGame | None) 
         seat = board.seat_of(user)
     elif len(line.words) == 4:
         raise CommandError("to see your own view, give your user id and password")
-    context = {"view": service.board_view(board, seat, user, now=ctx.now())}
+    context = {"view": board_view(board, seat, user, now=ctx.now())}
     return Section(
         "board",
         context,
@@ -283,7 +284,7 @@ def board_command(ctx: CommandContext, line: CommandLine, game: AnyGame | None) 
 )
 def history(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
     assert game is not None
-    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    board = load_board(ctx, game, line.words[2], for_update=False)
     # Submitted and queued moves are their player's business alone.
     rows = [row for row in service.history(ctx, board) if row.kind not in PRIVATE_ENTRIES]
     if len(line.words) > 3:
@@ -378,7 +379,7 @@ def _end_by_player(
     assert game is not None
     board, _user, seat = board_player(ctx, game, line)
     end(ctx, board, seat)
-    service.notify_board(ctx, board, f"{board.seat_label(seat)} {told}.")
+    notify_board(ctx, board, f"{board.seat_label(seat)} {told}.")
     context = {"game": game.SPEC.name, "board": board.number, "result": service.result_text(board)}
     return Section(
         done,
@@ -388,7 +389,7 @@ def _end_by_player(
 
 
 def _observer_args(ctx: CommandContext, game: AnyGame, line: CommandLine) -> tuple[Board, User]:
-    board = service.load_board(ctx, game, line.words[2], for_update=False)
+    board = load_board(ctx, game, line.words[2], for_update=False)
     user = logins.authenticate(ctx, line.words[3], line.words[4])
     if board.seat_of(user) is not None:
         raise CommandError(
@@ -427,7 +428,7 @@ def observe(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sec
         "game": game.SPEC.name,
         "board": board.number,
         "already": existing is not None,
-        "view": service.board_view(board, None, user, now=ctx.now()),
+        "view": board_view(board, None, user, now=ctx.now()),
     }
     return Section(
         "observing",

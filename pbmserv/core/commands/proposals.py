@@ -9,7 +9,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.play import consent, proposals
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import board_notice, notify_board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.core.timing import clocks
 from pbmserv.games.base import AnyGame
@@ -27,7 +28,7 @@ def _kind(word: str) -> str:
 def _tell_others(ctx: CommandContext, board: Board, seat: int, data: dict[str, object]) -> None:
     for seat_row in board.row.seats:
         if seat_row.seat != seat and not seat_row.user.disabled:
-            service.board_notice(ctx, board, seat_row.user, "proposal", data)
+            board_notice(ctx, board, seat_row.user, "proposal", data)
 
 
 def _section(game: AnyGame, board: Board, action: str, kind: str, **more: object) -> Section:
@@ -127,7 +128,7 @@ def _accept_board(ctx: CommandContext, game: AnyGame, board: Board, seat: int) -
     consent.accept(board.row, seat, ctx.now())
     clocks.run(board.row, ctx.now(), ctx.settings.reminder_hours)
     service.record_event(ctx, board, "agree", "accepts the board", seat)
-    service.notify_board(ctx, board, f"{board.seat_label(seat)} accepted the board.")
+    notify_board(ctx, board, f"{board.seat_label(seat)} accepted the board.")
     data = {"game": game.SPEC.name, "board": board.number, "clock": board.row.time_control}
     return Section("accepted_board", data, summary=f"{game.SPEC.name} accept board={board.number}")
 
@@ -138,7 +139,7 @@ def accept_and_tell(
     happened = proposals.accept(ctx, board, seat, standing)
     if happened is None:
         return _section(game, board, "accepted", standing.kind, waiting=True)
-    service.notify_board(ctx, board, happened)
+    notify_board(ctx, board, happened)
     result = service.result_text(board) if board.finished else None
     return _section(game, board, "accepted", standing.kind, happened=happened, result=result)
 
@@ -174,7 +175,7 @@ def reject_and_tell(
             "kind": standing.kind,
             "by": board.seat_label(seat),
         }
-        service.board_notice(ctx, board, proposer, "proposal", data)
+        board_notice(ctx, board, proposer, "proposal", data)
     return _section(game, board, "rejected", standing.kind)
 
 
@@ -196,7 +197,7 @@ def draw(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Sectio
     claimed = proposals.claim_draw(ctx, board, seat)
     if claimed is not None:
         happened = f"{board.seat_label(seat)} claimed a draw: {claimed.reason}."
-        service.notify_board(ctx, board, happened)
+        notify_board(ctx, board, happened)
         result = service.result_text(board)
         return _section(game, board, "claimed", "draw", happened=happened, result=result)
     if board.finished:

@@ -11,7 +11,7 @@ from pbmserv.core.commands.registry import command
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.db.models import MoveRow
 from pbmserv.games.base import AnyGame, InvalidMoveError, MoveError

@@ -9,7 +9,8 @@ from collections.abc import Sequence
 from sqlalchemy import select
 
 from pbmserv.core.context import CommandContext
-from pbmserv.core.play.game_service import Board, finish, record_event, result_text
+from pbmserv.core.play.boards import Board
+from pbmserv.core.play.game_service import finish, record_event, result_text
 from pbmserv.core.results import CommandError
 from pbmserv.core.timing import clocks
 from pbmserv.db.models import MoveRow

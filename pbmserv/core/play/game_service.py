@@ -5,164 +5,29 @@ Everything here runs inside the caller's transaction; a CommandError leaves noth
 
 from __future__ import annotations
 
-import random
 import secrets
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from sqlalchemy import insert, select
-from sqlalchemy.orm import Session, joinedload
 
 from pbmserv.core.context import CommandContext
-from pbmserv.core.parser import article
-from pbmserv.core.play import board_mail, consent, numbering
+from pbmserv.core.play import consent, numbering
+from pbmserv.core.play.boards import Board, new_game_rng
 from pbmserv.core.ratings import service as ratings
-from pbmserv.core.results import CommandError, MailThread, Notification
-from pbmserv.core.robots.identity import is_robot
+from pbmserv.core.results import CommandError
 from pbmserv.core.timing import clocks, vacations
 from pbmserv.db.models import GameRow, MoveRow, Observer, Seat, User, table_of
 from pbmserv.games.base import (
-    OMNISCIENT,
-    PUBLIC,
     AnyGame,
     InvalidMoveError,
     MoveError,
     Outcome,
     Termination,
-    Viewer,
     move_rng,
 )
 from pbmserv.time_controls import TimeControl
-
-
-def new_game_rng(seed: int) -> random.Random:
-    return random.Random(seed)
-
-
-@dataclass
-class Board:
-    """A loaded board: its row, its game and the live state."""
-
-    row: GameRow
-    game: AnyGame
-    state: Any
-
-    @property
-    def number(self) -> int:
-        return self.row.id
-
-    def seat_of(self, user: User) -> int | None:
-        for seat in self.row.seats:
-            if seat.user_id == user.id:
-                return seat.seat
-        return None
-
-    def user_at(self, seat: int) -> User:
-        return next(s.user for s in self.row.seats if s.seat == seat)
-
-    def seat_label(self, seat: int) -> str:
-        return f"{self.user_at(seat).display_id} ({self.game.seat_name(self.state, seat)})"
-
-    def diagram(self, viewer: Viewer, state: Any = None) -> str:
-        """The game's text diagram of ``state`` (by default the board's own) for ``viewer``,
-        told the users' names so that it can say who is who."""
-        players = [s.user.display_id for s in sorted(self.row.seats, key=lambda s: s.seat)]
-        return self.game.render(self.state if state is None else state, viewer, players)
-
-    @property
-    def finished(self) -> bool:
-        return self.row.status != "active"
-
-    def robot_moves_first(self) -> bool:
-        """Whether the board's first move is a robot's: its board mail is then the first
-        mail of the board, and a mail of the empty board a second before it is one too many."""
-        to_move = self.game.to_move(self.state).seats
-        return (
-            self.game.move_number(self.state) == 0
-            and bool(to_move)
-            and all(is_robot(self.user_at(seat)) for seat in to_move)
-        )
-
-
-def parse_board_number(text: str) -> int:
-    digits = text.lstrip("#")
-    if not digits.isdigit() or len(digits) > 9:
-        raise CommandError(f'"{text}" is not a board number (board numbers are like 17)')
-    return int(digits)
-
-
-def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_update: bool) -> Board:
-    number = parse_board_number(board_text)
-    # One query for the board, its seats and their users.
-    query = select(GameRow).where(GameRow.id == number).options(joinedload(GameRow.seats))
-    if for_update:
-        # A row lock on PostgreSQL serialises commands on one board across processes;
-        # the version column catches anything that slips past it. FOR NO KEY UPDATE, the
-        # lock an UPDATE takes: another transaction's row that only refers to the board (an
-        # observer, a move: FOR KEY SHARE) need not wait for it, so it closes no deadlock.
-        query = query.with_for_update(of=GameRow, key_share=True)
-    row = ctx.session.scalars(query).unique().one_or_none()
-    if row is None:
-        raise CommandError(f"there is no board {number}", syntax_was_right=True)
-    if row.game != game.SPEC.name:
-        raise CommandError(
-            f"board {number} is {article(row.game)} {row.game} game, not {game.SPEC.name}",
-            hint=f"Use: {row.game} ... {number} ...",
-        )
-    return Board(row=row, game=game, state=game.load(row.state))
-
-
-def boards_named(lines: Iterable[str]) -> set[int]:
-    """The board numbers command lines may name (the third word: ``<game> <verb> <board>``).
-    More than the commands will lock, for ``lock_boards``: a word that only looks like a
-    board number (a password of digits) costs a lock not needed, nothing else."""
-    named = set()
-    for line in lines:
-        words = line.split()
-        digits = words[2].lstrip("#") if len(words) > 2 else ""
-        if digits.isdigit() and len(digits) <= 9:
-            named.add(int(digits))
-    return named
-
-
-def lock_boards(session: Session, numbers: Iterable[int]) -> None:
-    """Lock the boards ``numbers`` (those that exist) in ascending order, as load_board would
-    (PostgreSQL; SQLite has one writer at a time anyway).
-
-    A transaction that may lock several boards (a batch of messages, a message with commands on
-    two boards) calls this first with all of them: two transactions that each hold one board
-    and wait for the other's is a deadlock, and ascending order everywhere rules it out. The
-    commands' own locks after it are then already held."""
-    wanted = sorted(set(numbers))
-    if wanted and session.get_bind().dialect.name != "sqlite":  # SQLite locks it all at BEGIN
-        query = (
-            select(GameRow.id)
-            .where(GameRow.id.in_(wanted))
-            .order_by(GameRow.id)
-            .with_for_update(key_share=True)
-        )
-        session.execute(query).all()
-
-
-#: SQLSTATEs of a transaction the database aborted for its locks: deadlock_detected,
-#: serialization_failure. The work itself was fine: it can be done again.
-_LOCK_CONFLICTS = frozenset({"40P01", "40001"})
-
-
-def is_lock_conflict(error: BaseException) -> bool:
-    """Whether ``error`` (or what caused it) is the database aborting a transaction that lost
-    a race for locks: the caller redoes the work, with a warning rather than a traceback."""
-    seen: BaseException | None = error
-    for _depth in range(8):
-        if seen is None:
-            return False
-        for candidate in (seen, getattr(seen, "orig", None)):
-            if getattr(candidate, "sqlstate", None) in _LOCK_CONFLICTS:
-                return True
-        seen = seen.__cause__ or seen.__context__
-    return False
 
 
 def create_board(
@@ -484,156 +349,3 @@ def active_seats(ctx: CommandContext, user: User) -> list[tuple[GameRow, int]]:
         .order_by(GameRow.id)
     ).all()
     return [(row, next(s.seat for s in row.seats if s.user_id == user.id)) for row in rows]
-
-
-def _viewer(board: Board, seat: int | None) -> int | str:
-    """Who a seat (None: an observer) is to the game's render and svg."""
-    if board.finished and board.game.SPEC.hidden_information:
-        # However the game ended (even by resignation or a ruling), nothing is secret any more.
-        return OMNISCIENT
-    return seat if seat is not None else PUBLIC
-
-
-def board_picture(
-    ctx: CommandContext,
-    board: Board,
-    seat: int | None,
-    user: User,
-    drawn: dict[Viewer, str] | None = None,
-) -> str | None:
-    """The board as an SVG picture for the seat (None: an observer), for a user who takes
-    board mail with pictures; None for one who takes text alone, or when the operator turned
-    pictures off (``board_pictures``). ``drawn`` keeps the pictures of one mailing by viewer:
-    each is drawn once, and one for all where the game draws the same for everyone."""
-    if user.mail_format != "html" or not ctx.settings.board_pictures:
-        return None
-    viewer = PUBLIC if board.game.SPEC.one_picture_for_all else _viewer(board, seat)
-    pictures = {} if drawn is None else drawn
-    if viewer not in pictures:
-        pictures[viewer] = board.game.svg(board.state, viewer)
-    return pictures[viewer]
-
-
-def board_view(
-    board: Board, seat: int | None, recipient: User | None, *, now: datetime
-) -> dict[str, Any]:
-    """Everything the board template shows to one viewer (the clocks as they stand at
-    ``now``)."""
-    game = board.game
-    turn = game.to_move(board.state)
-    spec = game.SPEC
-    viewer = _viewer(board, seat)
-    your_turn = seat is not None and seat in turn.seats and not board.finished
-    verb = next((k for k in spec.move_kinds if k.name == turn.stage), None)
-    return {
-        "game": spec.name,
-        "title": spec.title,
-        "board": board.number,
-        "diagram": board.diagram(viewer),
-        "players": [
-            {
-                "seat": s.seat,
-                "role": game.seat_name(board.state, s.seat),
-                "userid": s.user.display_id,
-                "away": s.user.away_since is not None and not board.finished,
-            }
-            for s in board.row.seats
-        ],
-        "status": status_for(board, seat),
-        "finished": board.finished,
-        "result": result_text(board) if board.finished else None,
-        "moves": game.move_number(board.state),
-        # In the game's own numbering (a chess game numbers both sides' moves as one).
-        "moves_played": numbering.played_so_far(spec, game.move_number(board.state)),
-        "next_move": numbering.number_of(spec, game.move_number(board.state)),
-        "last_move": game.last_move_text(board.state),
-        "your_turn": your_turn,
-        "prompt": turn.prompts.get(seat) if your_turn and seat is not None else None,
-        "waiting_for": [board.user_at(s).display_id for s in sorted(turn.seats)],
-        "userid": recipient.display_id if recipient else None,
-        "has_swap": spec.has_swap,
-        # The command the player replies with: "move", or the game's verb for this stage.
-        "reply_verb": verb.name if verb else "move",
-        "reply_args": verb.takes if verb else "MOVE",
-        "time_control": board.row.time_control,
-        "clocks": clocks.view(board.row, now, seat),
-        "accepted": consent.is_accepted(board.row, seat) or board.finished,
-    }
-
-
-def notify_board(
-    ctx: CommandContext,
-    board: Board,
-    event: str,
-    private_events: Mapping[int, str] | None = None,
-    *,
-    new_game: bool = False,
-) -> None:
-    """Mail the board to every player (their own view) and every observer (public view).
-
-    ``event`` is the public account of what happened; ``private_events`` replaces it for the
-    seats that may know more (the mover of a hidden move). ``new_game``: this mail is the
-    first of the board (a robot's opening move, whose board was not mailed before it).
-    """
-    private_events = private_events or {}
-    recipients: list[tuple[User, int | None]] = [
-        (s.user, s.seat) for s in board.row.seats if not s.user.disabled
-    ]
-    player_ids = {s.user_id for s in board.row.seats}
-    recipients += [(u, None) for u in observers(ctx, board) if u.id not in player_ids]
-    # A new game and a game's end come at once; other moves wait for a daily digest's users.
-    news = new_game or board.finished or board.game.move_number(board.state) == 0
-    recipients = [(u, seat) for u, seat in recipients if news or u.digest != "daily"]
-    threads = board_mail.threads(ctx, board.row, recipients)
-    drawn: dict[Viewer, str] = {}
-    for user, seat in recipients:
-        seen = event if seat is None else private_events.get(seat, event)
-        ctx.notify(board_notification(ctx, board, user, seat, seen, threads[user.id], drawn))
-
-
-def board_notification(
-    ctx: CommandContext,
-    board: Board,
-    user: User,
-    seat: int | None,
-    event: str,
-    thread: MailThread,
-    drawn: dict[Viewer, str] | None = None,
-) -> Notification:
-    """The board mail of ``board`` to one reader (a seat's player, or an observer), in their
-    ``thread`` (which carries the seat's reply address, if any); ``drawn``: the pictures of
-    the mailing so far (see :func:`board_picture`)."""
-    return Notification(
-        to=user.email,
-        channel="board",
-        kind="board",
-        data={
-            "view": board_view(board, seat, user, now=ctx.now()),
-            "event": event,
-            "reply_by_mail": thread.reply_tag is not None,
-        },
-        thread=thread,
-        picture=board_picture(ctx, board, seat, user, drawn),
-    )
-
-
-def board_notice(
-    ctx: CommandContext,
-    board: Board,
-    user: User,
-    kind: str,
-    data: dict[str, Any],
-    *,
-    with_picture: bool = False,
-) -> None:
-    """A notice about ``board`` to ``user`` (a reminder, a chat line, a proposal), in the
-    user's thread of the board; ``with_picture``: it shows the board (a reminder)."""
-    seat = next((s.seat for s in board.row.seats if s.user_id == user.id), None)
-    thread = board_mail.thread(ctx, board.row, user, seat)
-    data = {**data, "reply_by_mail": thread.reply_tag is not None}
-    picture = board_picture(ctx, board, seat, user) if with_picture else None
-    ctx.notify(
-        Notification(
-            to=user.email, channel="notice", kind=kind, data=data, thread=thread, picture=picture
-        )
-    )

@@ -15,7 +15,7 @@ from sqlalchemy.orm import Session
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import consent, numbering
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import CommandError
 from pbmserv.core.timing import clocks
 from pbmserv.db.models import MoveRow

@@ -16,7 +16,8 @@ from sqlalchemy.orm import Session
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board, Played
+from pbmserv.core.play.boards import Board
+from pbmserv.core.play.game_service import Played
 from pbmserv.core.results import CommandError
 from pbmserv.db.models import MoveRow
 from pbmserv.games.base import InvalidMoveError, MoveError, move_rng

@@ -10,6 +10,8 @@ from typing import Any
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import board_mail
 from pbmserv.core.play import game_service as service
+from pbmserv.core.play.board_views import board_notification
+from pbmserv.core.play.boards import Board
 from pbmserv.db.models import User
 from pbmserv.games import find_game
 
@@ -32,8 +34,8 @@ def rotate_reply_addresses(ctx: CommandContext, user: User) -> list[dict[str, An
         game = find_game(row.game)
         if game is None:  # boards are made of known games only
             continue
-        board = service.Board(row=row, game=game, state=game.load(row.state))
+        board = Board(row=row, game=game, state=game.load(row.state))
         thread = board_mail.thread(ctx, row, user, seat)
-        ctx.notify(service.board_notification(ctx, board, user, seat, NEW_ADDRESS_EVENT, thread))
+        ctx.notify(board_notification(ctx, board, user, seat, NEW_ADDRESS_EVENT, thread))
         mailed.append({"game": row.game, "board": row.id})
     return mailed

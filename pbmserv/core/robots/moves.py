@@ -20,7 +20,7 @@ from pbmserv.core.commands.play import play_and_report
 from pbmserv.core.commands.proposals import accept_and_tell, reject_and_tell
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import proposals
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.core.robots.seeds import robot_rng
 from pbmserv.core.robots.turns import RobotTurn

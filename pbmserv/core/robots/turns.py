@@ -17,7 +17,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import proposals
-from pbmserv.core.play.game_service import Board, load_board
+from pbmserv.core.play.boards import Board, load_board
 from pbmserv.core.results import CommandError
 from pbmserv.core.robots.identity import ROBOT_DOMAIN, is_robot
 from pbmserv.db.models import GameRow, MoveRow, Seat, User

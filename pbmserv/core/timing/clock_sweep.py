@@ -15,7 +15,8 @@ from sqlalchemy import select
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import board_notice, board_view, notify_board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import Notification
 from pbmserv.core.robots.identity import is_robot
 from pbmserv.core.timing import clocks, vacations
@@ -114,7 +115,7 @@ def _lose_on_time(ctx: CommandContext, row: GameRow, seat: Seat, at: datetime) -
     )
     row.updated_at = ctx.now()
     service.record_event(ctx, board, "time", reason, seat.seat)
-    service.notify_board(ctx, board, f"The board was {reason}.")
+    notify_board(ctx, board, f"The board was {reason}.")
     settle_finished(ctx)
 
 
@@ -122,10 +123,10 @@ def _remind(ctx: CommandContext, row: GameRow, seat: Seat, now: datetime) -> Non
     board = _board(row)
     if board is None or seat.user.disabled or is_robot(seat.user):
         return
-    view = service.board_view(board, seat.seat, seat.user, now=now)
+    view = board_view(board, seat.seat, seat.user, now=now)
     left = format_duration(clocks.left_at(seat, now))
     data = {"view": view, "clock_left": left, **_bank(ctx, seat, now)}
-    service.board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)
+    board_notice(ctx, board, seat.user, "reminder", data, with_picture=True)
 
 
 def _bank(ctx: CommandContext, seat: Seat, now: datetime) -> dict[str, int]:

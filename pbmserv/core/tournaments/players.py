@@ -14,7 +14,8 @@ from sqlalchemy import select
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import game_service
-from pbmserv.core.play.game_service import Board
+from pbmserv.core.play.board_views import notify_board
+from pbmserv.core.play.boards import Board
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments import store
 from pbmserv.core.tournaments.service import (
@@ -160,7 +161,7 @@ def withdraw(ctx: CommandContext, tournament: Tournament, user: User) -> str:
         )
         board.row.updated_at = ctx.now()
         game_service.record_event(ctx, board, "forfeit", reason)
-        game_service.notify_board(ctx, board, f"The board was {reason}.")
+        notify_board(ctx, board, f"The board was {reason}.")
         settle_finished(ctx)
     for match in waiting:
         settle(ctx, tournament, match)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import game_service as service
+from pbmserv.core.play.board_views import notify_board
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments import report, store
 from pbmserv.core.tournaments.mail import mail_pairings, mail_standings
@@ -198,7 +199,7 @@ def create_boards(
         board = service.create_board(ctx, game, dict(listed["options"]), players, time_control)
         board.row.match_id = match.id
         which = f"game {number} of {match.games}" if number <= match.games else "a deciding game"
-        service.notify_board(
+        notify_board(
             ctx,
             board,
             f"Tournament {tournament.name}, round {match.round}: {match.game}, {which} of the "

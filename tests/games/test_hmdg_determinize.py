@@ -18,7 +18,8 @@ from pbmserv.games.base import PUBLIC
 from pbmserv.games.hmdg import GAME, O_SIDE, X_SIDE, Announce, HmdgState, fives, points_of
 from pbmserv.games.hmdg.determinize import puzzle
 from pbmserv.games.hmdg.geometry import line_mask
-from pbmserv.games.testing import _seen_by, random_playout
+from pbmserv.games.testing import random_playout
+from pbmserv.games.testing.positions import seen_by
 from tests.games.test_hmdg import (
     ALICE,
     BOB,
@@ -50,7 +51,7 @@ def assert_a_real_game_that_looks_the_same(state: HmdgState, seat: int, draw: Hm
     assert replayed(data) == draw
     assert GAME.dump(GAME.load(data)) == data
     for viewer in (seat, PUBLIC):
-        assert _seen_by(GAME, draw, viewer) == _seen_by(GAME, state, viewer)
+        assert seen_by(GAME, draw, viewer) == seen_by(GAME, state, viewer)
     for mover in GAME.to_move(draw).seats:
         for move in GAME.legal_moves(draw, mover):
             GAME.apply(draw, move, RNG)

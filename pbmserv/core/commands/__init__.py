@@ -14,7 +14,6 @@ from pbmserv.core.commands import (  # noqa: F401
     submitting,
     talk,
     tournament,
-    unsubscribe,
     vacation,
 )
 from pbmserv.core.commands.registry import GAME_COMMANDS, TOP_LEVEL, all_commands

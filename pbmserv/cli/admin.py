@@ -13,7 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ from pbmserv.cli.admin_tournaments import add_tournament_parser
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings, mask_url
 from pbmserv.core import admin as ops
-from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.context import CommandContext
 from pbmserv.core.digest import send_digests
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.ratings.history import rebuild_glicko
@@ -32,6 +32,7 @@ from pbmserv.core.timing.clock_sweep import sweep_clocks
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.migrate import is_at_head
+from pbmserv.db.times import as_utc, utcnow
 from pbmserv.games import all_games
 
 EX_USAGE_ERROR = 1
@@ -46,7 +47,7 @@ def _when(text: str) -> datetime:
         stamp = datetime.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date-time") from None
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    return as_utc(stamp)
 
 
 def _positive(text: str) -> float:

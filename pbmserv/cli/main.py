@@ -257,8 +257,8 @@ def _make_missing_robots(engine: Engine) -> None:
     """The robots the migration made, made again if an operator removed one."""
     from sqlalchemy.exc import IntegrityError
 
-    from pbmserv.core.context import utcnow
     from pbmserv.core.robots.turns import ensure_robots
+    from pbmserv.db.times import utcnow
 
     try:
         with transaction(session_factory(engine)) as session:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import datetime
 
 from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
@@ -14,6 +14,7 @@ from pbmserv.core.accounts.password_checks import CheckedPassword
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.robots.identity import is_robot_address
 from pbmserv.db.models import Address, GameRow, User, table_of
+from pbmserv.db.times import utcnow
 
 
 def _no_such_user(userid: str) -> CommandError:
@@ -25,10 +26,6 @@ def _no_such_user(userid: str) -> CommandError:
 
 def disabled_error(user: User) -> CommandError:
     return CommandError(f'the user "{user.display_id}" is disabled', syntax_was_right=True)
-
-
-def utcnow() -> datetime:
-    return datetime.now(UTC)
 
 
 _ADDRESSES = table_of(Address)

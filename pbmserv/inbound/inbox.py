@@ -18,10 +18,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core.context import utcnow
 from pbmserv.core.parser import printable
 from pbmserv.db.engine import store_intent, transaction
 from pbmserv.db.models import InboxMessage, table_of
+from pbmserv.db.times import utcnow
 from pbmserv.inbound.reading.decode import dedupe_key, header_from_address
 
 _INBOX = table_of(InboxMessage)

@@ -43,9 +43,9 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.accounts.bouncing import bounce_key, return_path
-from pbmserv.core.context import utcnow
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery_items import Claimed, DeliveryReport, Outcome, describe_error
 from pbmserv.outbound.drafts import compose_draft, is_draft
 from pbmserv.outbound.leases import SEND_SHARE, Lease, engine_of, mark_group

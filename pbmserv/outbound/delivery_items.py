@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from pbmserv.core.accounts.delivery_reports import DeliveryReport as Bounce
 
@@ -46,11 +46,6 @@ class Outcome:
 
 
 DELIVERED = Outcome()
-
-
-def as_utc(stamp: datetime) -> datetime:
-    """SQLite hands back naive date-times; they were stored as UTC."""
-    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
 def describe_error(error: BaseException) -> str:

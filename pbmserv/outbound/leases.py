@@ -20,7 +20,8 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.config import Settings
 from pbmserv.db.engine import core_transaction
 from pbmserv.db.models import OutboxMessage, table_of
-from pbmserv.outbound.delivery_items import GIVE_UP_AFTER, SECRET_KINDS, Claimed, Outcome, as_utc
+from pbmserv.db.times import as_utc
+from pbmserv.outbound.delivery_items import GIVE_UP_AFTER, SECRET_KINDS, Claimed, Outcome
 
 log = logging.getLogger("pbmserv.delivery")
 

@@ -29,12 +29,13 @@ from pbmserv.config import Settings
 from pbmserv.core.accounts import confirmation
 from pbmserv.core.accounts.password_checks import CheckedPassword, check_ahead, stored_hashes
 from pbmserv.core.accounts.passwords import is_remembered
-from pbmserv.core.context import Lookups, utcnow
+from pbmserv.core.context import Lookups
 from pbmserv.core.dispatch import login_pairs
 from pbmserv.core.play import board_mail, queued
 from pbmserv.core.play.boards import boards_named, is_lock_conflict, lock_boards
 from pbmserv.db.engine import transaction
 from pbmserv.db.models import InboxMessage, table_of
+from pbmserv.db.times import utcnow
 from pbmserv.inbound.reading.decode import parse_message
 from pbmserv.outbound.compose import render
 from pbmserv.outbound.outbox_rows import insert_outbox, queue

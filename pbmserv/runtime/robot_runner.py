@@ -27,13 +27,14 @@ from datetime import datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.context import CommandContext
 from pbmserv.core.play.boards import Board
 from pbmserv.core.robots.moves import Decision, carry_out, decide
 from pbmserv.core.robots.seeds import robot_key
 from pbmserv.core.robots.turns import RobotTurn, due_turns, load_turn
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.engine import transaction
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.outbox_rows import queue_notifications
 from pbmserv.runtime.robot_fairness import CpuLedger, ProposalAnswers, RoundRobin, pick_fair
 

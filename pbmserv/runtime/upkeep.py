@@ -11,11 +11,12 @@ from datetime import datetime
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.context import CommandContext
 from pbmserv.core.digest import send_digests
 from pbmserv.core.maintenance import MaintenanceReport, run_maintenance
 from pbmserv.core.timing.clock_sweep import ClockReport, sweep_clocks
 from pbmserv.db.engine import transaction
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.outbox_rows import queue_notifications
 from pbmserv.runtime.processor import expire_held
 

@@ -7,10 +7,11 @@ from datetime import datetime
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
-from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.results import Section
 from pbmserv.db.engine import session_factory, transaction
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.compose import render_section
 
 

@@ -13,9 +13,9 @@ from aiosmtpd.smtp import Session as SMTPSession
 from sqlalchemy import Engine, select
 
 from pbmserv.config import Settings
-from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.outbox_rows import queue
 from tests.support import CapturingHandler, Sink, free_port
 

@@ -15,9 +15,9 @@ import pytest
 from aiosmtpd.smtp import SMTP
 from sqlalchemy import Engine, select, update
 
-from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery import deliver_due
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings, enqueue, rows
 

@@ -21,9 +21,9 @@ from aiosmtpd.smtp import SMTP
 from sqlalchemy import Engine, func, select
 
 from pbmserv.config import Settings
-from pbmserv.core.context import utcnow
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import OutboxMessage
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery import deliver_due
 from pbmserv.outbound.delivery_items import DELIVERED, Outcome
 from pbmserv.outbound.leases import Lease

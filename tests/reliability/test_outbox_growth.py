@@ -12,9 +12,9 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import Connection, Engine, Executable, func, insert, select, text
 
-from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import OutboxMessage
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery import BATCH, purge_sent, purge_statement
 from pbmserv.outbound.leases import claim_statement
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings

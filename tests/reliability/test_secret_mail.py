@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, delete, select, update
 
-from pbmserv.core.context import utcnow
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery import deliver_all_due
 from pbmserv.outbound.delivery_items import SECRET_KINDS
 from pbmserv.outbound.leases import BODY_REMOVED

@@ -17,7 +17,7 @@ from sqlalchemy import Engine, select, text
 
 from pbmserv.config import Settings
 from pbmserv.core import admin as ops
-from pbmserv.core.context import CommandContext, utcnow
+from pbmserv.core.context import CommandContext
 from pbmserv.core.dispatch import dispatch_line
 from pbmserv.core.maintenance import run_maintenance
 from pbmserv.core.results import CommandError, Section
@@ -32,6 +32,7 @@ from pbmserv.core.tournaments.setup import (
 )
 from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.models import Entry, GameRow, Match, MoveRow, Tournament, User
+from pbmserv.db.times import utcnow
 from pbmserv.outbound.compose import render_notice, render_section
 from pbmserv.outbound.wording import notice_subject
 from pbmserv.tournaments import (

@@ -9,7 +9,7 @@ after the command's savepoint is rolled back (a failed command changes nothing e
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy import func, select
 
@@ -18,6 +18,7 @@ from pbmserv.core.context import CommandContext, disabled_error
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import AuthFailure, User
+from pbmserv.db.times import as_utc
 
 ALERT_EVERY = timedelta(days=1)
 #: Stands where the password goes in a command built from a reply to a seat's reply address
@@ -36,16 +37,11 @@ def _recent(ctx: CommandContext, column, value: str) -> int:  # type: ignore[no-
     connection = ctx.session.connection()
     if ctx.lookups.failures_lately is None:
         latest = connection.scalar(select(func.max(AuthFailure.failed_at)))
-        ctx.lookups.failures_lately = latest is not None and _aware(latest) > since
+        ctx.lookups.failures_lately = latest is not None and as_utc(latest) > since
     if not ctx.lookups.failures_lately:
         return 0
     query = select(func.count()).select_from(AuthFailure).where(column == value)
     return connection.scalar(query.where(AuthFailure.failed_at > since)) or 0
-
-
-def _aware(stamp: datetime) -> datetime:
-    """SQLite gives back times without their zone: they are UTC."""
-    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
 
 
 def authenticate(

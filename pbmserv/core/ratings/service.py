@@ -12,7 +12,7 @@ back.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from itertools import combinations
 from typing import Any
 
@@ -22,6 +22,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from pbmserv.core.context import CommandContext
 from pbmserv.core.ratings import glicko2
 from pbmserv.db.models import GameRow, Rating, RatingChange, table_of
+from pbmserv.db.times import as_utc
 
 START = 1600.0
 K = 32.0
@@ -136,8 +137,7 @@ def periods_since(when: datetime | None, now: datetime, period_days: float) -> f
     """Rating periods (fractions counted) from ``when`` to ``now``; none for a newcomer."""
     if when is None:
         return 0.0
-    # SQLite gives back the stored UTC times without their zone.
-    when, now = (t if t.tzinfo else t.replace(tzinfo=UTC) for t in (when, now))
+    when, now = as_utc(when), as_utc(now)
     return max((now - when) / timedelta(days=period_days), 0.0)
 
 

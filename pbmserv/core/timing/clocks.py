@@ -12,13 +12,14 @@ running out), so the sweep reads only the boards due.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pbmserv.core.context import CommandContext
 from pbmserv.db.models import GameRow, Seat, User
+from pbmserv.db.times import as_utc
 from pbmserv.time_controls import TimeControl, format_duration, parse_time_control
 
 
@@ -26,16 +27,11 @@ def control_of(row: GameRow) -> TimeControl | None:
     return parse_time_control(row.time_control) if row.time_control else None
 
 
-def aware(stamp: datetime) -> datetime:
-    """SQLite gives back the stored UTC times without their zone."""
-    return stamp if stamp.tzinfo is not None else stamp.replace(tzinfo=UTC)
-
-
 def left_at(seat: Seat, now: datetime) -> float:
     """Seconds on the seat's clock at ``now`` (negative once run out)."""
     left = seat.clock_left or 0.0
     if seat.clock_since is not None:
-        left -= (now - aware(seat.clock_since)).total_seconds()
+        left -= (now - as_utc(seat.clock_since)).total_seconds()
     return left
 
 
@@ -43,14 +39,14 @@ def deadline(seat: Seat) -> datetime | None:
     """When the seat's running clock runs out (None: it does not run)."""
     if seat.clock_since is None or seat.clock_left is None:
         return None
-    return aware(seat.clock_since) + timedelta(seconds=seat.clock_left)
+    return as_utc(seat.clock_since) + timedelta(seconds=seat.clock_left)
 
 
 def stop_seat(seat: Seat, at: datetime) -> None:
     """Stop the seat's clock at ``at`` (or where it started, if later), keeping what is left
     exactly."""
     if seat.clock_since is not None:
-        seat.clock_left = left_at(seat, max(at, aware(seat.clock_since)))
+        seat.clock_left = left_at(seat, max(at, as_utc(seat.clock_since)))
         seat.clock_since = None
 
 

@@ -20,6 +20,7 @@ from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.robots.identity import is_robot
 from pbmserv.core.timing import clocks
 from pbmserv.db.models import GameRow, Seat, User
+from pbmserv.db.times import as_utc
 from pbmserv.time_controls import DAY, format_duration
 
 ONE_DAY = timedelta(days=1)
@@ -43,7 +44,7 @@ def days_left(user: User, at: datetime, per_year: int) -> int:
     its first day from the moment it begins: every answer says the same number)."""
     if user.away_since is None:
         return max(per_year - days_used(user, at.year), 0)
-    start = clocks.aware(user.away_since)
+    start = as_utc(user.away_since)
     under_way = max(_days_started(start, at), 1)
     return max(per_year - days_used(user, start.year) - under_way, 0)
 
@@ -53,11 +54,11 @@ def vacation_end(user: User, per_year: int) -> datetime | None:
     (None: the user is not on vacation)."""
     if user.away_since is None:
         return None
-    start = clocks.aware(user.away_since)
+    start = as_utc(user.away_since)
     bank_end = start + ONE_DAY * max(per_year - days_used(user, start.year), 0)
     if user.vacation_until is None:
         return bank_end
-    return min(clocks.aware(user.vacation_until), bank_end)
+    return min(as_utc(user.vacation_until), bank_end)
 
 
 def _seats(ctx: CommandContext, user: User) -> list[Seat]:
@@ -99,7 +100,7 @@ def end(ctx: CommandContext, user: User, at: datetime, *, quiet: bool = False) -
     charged."""
     if user.away_since is None:
         return 0
-    start = clocks.aware(user.away_since)
+    start = as_utc(user.away_since)
     per_year = ctx.settings.vacation_days_per_year
     days = min(_days_started(start, at), max(per_year - days_used(user, start.year), 0))
     used_up = days_used(user, start.year) + days >= per_year

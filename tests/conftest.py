@@ -130,3 +130,38 @@ def server(settings: Settings) -> Iterator[RunningServer]:
 @pytest.fixture
 def with_settings(settings: Settings):  # type: ignore[no-untyped-def]
     return lambda **changes: replace(settings, **changes)
+
+
+#: The real-world suites, each with a marker of its own and all of them "slow": the quick
+#: subset for day-to-day work is `pytest -m "not slow"` (README); `.ci/run` runs them all.
+REAL_WORLD_SUITES: dict[str, str] = {
+    "tests/deploy/test_real_postfix.py": "postfix",
+    "tests/deploy/test_operations_guide.py": "postfix",
+    "tests/deploy/test_spamassassin.py": "spamassassin",
+    "tests/e2e/test_imap_mailbox.py": "dovecot",
+    "tests/e2e/test_board_pictures_in_a_browser.py": "browser",
+    "tests/e2e/test_board_html_on_a_phone.py": "browser",
+    "tests/robots/test_strength_bench.py": "strength",
+    "tests/games/test_conformance.py": "random_games",
+    "tests/games/test_extinction_oracle.py": "random_games",
+    "tests/games/test_state_load.py": "random_games",
+    "tests/robots/test_levels.py": "strength",
+    "tests/e2e/test_admin.py": "processes",
+    "tests/e2e/test_admin_tournaments.py": "processes",
+    "tests/e2e/test_admin_queues_and_confirm.py": "processes",
+    "tests/e2e/test_processes.py": "processes",
+    "tests/e2e/test_child_processes.py": "processes",
+    "tests/e2e/test_robot_process.py": "processes",
+    "tests/e2e/test_command_line_edges.py": "processes",
+    "tests/e2e/test_deployment_paths.py": "processes",
+    "tests/e2e/test_workers.py": "processes",
+}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    root = Path(__file__).resolve().parent.parent
+    for item in items:
+        suite = REAL_WORLD_SUITES.get(Path(item.fspath).resolve().relative_to(root).as_posix())
+        if suite is not None:
+            item.add_marker(getattr(pytest.mark, suite))
+            item.add_marker(pytest.mark.slow)

@@ -44,11 +44,19 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import Engine, event, text  # noqa: E402
 
-from bench._move_load import (  # noqa: E402
+from bench.rig import (  # noqa: E402
+    DEFAULT_PG,
+    announce,
+    load_average,
+    mail_bytes,
+    postgres_cpu,
+    postgres_cpu_since,
+    sign_off,
+)
+from bench.rig.move_load import (  # noqa: E402
     BenchGame,
     LoadResult,
     Player,
-    mail_bytes,
     make_players,
     pairings,
     pbmserv_rig,
@@ -56,17 +64,10 @@ from bench._move_load import (  # noqa: E402
     run_load,
     set_up_by_mail,
 )
-from bench._rig import (  # noqa: E402
-    DEFAULT_PG,
-    GAME,
-    announce,
-    load_average,
-    postgres_cpu,
-    postgres_cpu_since,
-)
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.accounts.passwords import hash_password  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
+from pbmserv.games.chameleon import GAME  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402
 from pbmserv.outbound.delivery import deliver_due  # noqa: E402
 from pbmserv.runtime.processor import process_one  # noqa: E402
@@ -537,9 +538,7 @@ def main(argv: list[str] | None = None) -> None:
             results += measure(kind, args)
     print()
     report(results, args)
-    print(
-        f"\n(load average {load_average()} at the end; {time.monotonic() - started:.0f} s in all)"
-    )
+    sign_off(started)
 
 
 if __name__ == "__main__":

@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._rig import ScratchDatabase, workdir_for  # noqa: E402
+from bench.rig import scratch_database, workdir_for  # noqa: E402
 from pbmserv.inbound import imap  # noqa: E402
 from tests.e2e.dovecot import DOVECOT, play_stream  # noqa: E402
 
@@ -58,20 +58,18 @@ def main(argv: list[str] | None = None) -> int:
     if not DOVECOT.exists():
         print("bench/imap_mailbox.py needs dovecot: apt-get install dovecot-imapd")
         return 2
-    with workdir_for("pbm-imap-bench-", args.keep) as workdir:
-        db = ScratchDatabase.create(args.db, workdir)
-        try:
-            db.upgrade()
-            figures = play_stream(
-                workdir,
-                db.url,
-                moves=args.moves,
-                disconnects=args.disconnects,
-                boards=args.boards,
-                backoff=args.backoff,
-            )
-        finally:
-            db.drop()
+    with (
+        workdir_for("pbm-imap-bench-", args.keep) as workdir,
+        scratch_database(args.db, workdir) as db,
+    ):
+        figures = play_stream(
+            workdir,
+            db.url,
+            moves=args.moves,
+            disconnects=args.disconnects,
+            boards=args.boards,
+            backoff=args.backoff,
+        )
     print(
         f"hosted mailbox over IMAPS with IDLE, {db.kind}, first reconnection pause "
         f"{args.backoff:g} s:"

@@ -1,7 +1,7 @@
 """End-to-end rate of Chameleon move messages: SMTP in, SQLite, SMTP out to a capturing relay.
 
 Run ``python bench/mail_throughput.py [MOVES]``. It starts ``pbmserv serve`` as a child process
-(bench/_rig.py) on a fresh SQLite file and a real capturing SMTP relay, signs up two players, opens
+(bench/rig/) on a fresh SQLite file and a real capturing SMTP relay, signs up two players, opens
 boards, then sends move messages one after another over SMTP and waits until every reply and
 board mail has reached the relay. It prints one line of figures.
 """
@@ -11,19 +11,16 @@ from __future__ import annotations
 import random
 import sys
 import time
-from email.message import EmailMessage
-from email.policy import SMTP
-from email.utils import make_msgid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._rig import (  # noqa: E402
-    SERVER_ADDRESS,
+from bench.rig import (  # noqa: E402
     Outgoing,
     RecordingRelay,
     ServerProcess,
     SmtpClient,
+    mail_bytes,
     scratch_database,
     wait_settled,
     workdir_for,
@@ -46,13 +43,7 @@ def random_moves(rng: random.Random, count: int) -> list[str]:
 
 
 def make_mail(sender: str, subject: str) -> Outgoing:
-    message = EmailMessage()
-    message["From"] = sender
-    message["To"] = SERVER_ADDRESS
-    message["Subject"] = subject
-    message["Message-ID"] = make_msgid(domain="bench.test")
-    message.set_content("")
-    return Outgoing(sender, message.as_bytes(policy=SMTP))
+    return Outgoing(sender, mail_bytes(sender, subject)[1])
 
 
 def send(port: int, message: Outgoing) -> None:

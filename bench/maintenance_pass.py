@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import Engine, event, func, insert, select, text  # noqa: E402
 
-from bench._rig import scratch_database, workdir_for  # noqa: E402
+from bench.rig import scratch_database, workdir_for  # noqa: E402
 from pbmserv.config import Settings
 from pbmserv.core.accounts.passwords import hash_password
 from pbmserv.db.engine import make_engine, session_factory

@@ -31,21 +31,11 @@ from sqlalchemy import Engine, event, func, select, text, update
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._move_load import (  # noqa: E402
-    BenchGame,
-    mail_bytes,
-    make_players,
-    pairings,
-)
-from bench._rig import (  # noqa: E402
-    GAME,
-    SinkProcess,
-    scratch_database,
-    workdir_for,
-)
+from bench.rig import SinkProcess, mail_bytes, scratch_database, workdir_for  # noqa: E402
+from bench.rig.move_load import boards_from_database, make_players, pairings  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.db.engine import make_engine, session_factory  # noqa: E402
-from pbmserv.db.models import GameRow, OutboxMessage, Seat, User  # noqa: E402
+from pbmserv.db.models import OutboxMessage  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402
 from pbmserv.outbound.delivery import deliver_due  # noqa: E402
 from pbmserv.outbound.relay.connection import RelayConnection  # noqa: E402
@@ -100,23 +90,7 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
 
     run([(p.address, f"signup {p.userid} {p.password} Bench") for p in players])
     run([(a.address, f"chameleon challenge -size=11 {a.userid} {b.userid}") for a, b in pairs])
-    by_id = {p.userid: p for p in players}
-    with engine.connect() as conn:
-        rows = conn.execute(
-            select(GameRow.id, GameRow.seed, GameRow.state, Seat.seat, User.userid)
-            .join(Seat, Seat.game_id == GameRow.id)
-            .join(User, User.id == Seat.user_id)
-            .order_by(GameRow.id, Seat.seat)
-        ).all()
-    boards: dict[int, dict] = {}
-    for board, seed, state, seat, userid in rows:
-        boards.setdefault(board, {"seed": seed, "state": state, "seats": {}})["seats"][seat] = (
-            by_id[userid]
-        )
-    games = [
-        BenchGame(i, b, (e["seats"][0], e["seats"][1]), GAME.load(e["state"]), e["seed"], 0)
-        for i, (b, e) in enumerate(sorted(boards.items()))
-    ]
+    games = boards_from_database(engine, players)
     rng = random.Random(1)
     for _ in range(args.rounds):
         for game in games:

@@ -30,15 +30,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import Executable, func, select  # noqa: E402
 
-from bench._move_load import mail_bytes  # noqa: E402
-from bench._rig import (  # noqa: E402
+from bench.rig import (  # noqa: E402
     DEFAULT_PG,
     Outgoing,
     RecordingRelay,
     ServerProcess,
     SmtpClient,
     announce,
+    mail_bytes,
     scratch_database,
+    wait_until,
     workdir_for,
 )
 from pbmserv.db.engine import make_engine  # noqa: E402
@@ -66,12 +67,7 @@ class Bench:
             return connection.scalar(query)
 
     def wait(self, condition: Callable[[], bool], timeout: float, step: float = 0.005) -> bool:
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if condition():
-                return True
-            time.sleep(step)
-        return False
+        return wait_until(condition, time.monotonic() + timeout, step)
 
     def board_of(self, userid: str) -> int | None:
         query = (

@@ -13,6 +13,17 @@ named, whether the goal is met, and the CPU ms per move of each robot level.
 
 Goals (the issue's): each level beats the level below in at least 75% of the games; the top
 level beats the greedy player in at least 90% and the random player in at least 98%.
+
+A record's games are kept under ``code_version(game)``, a digest of the code that decides them,
+so a change to that code leaves them behind, even a change that plays every game alike (code
+moved, a module split). ``--record FILE --carry-over`` (with ``--only`` and ``--jobs`` as
+usual) brings them over honestly and plays nothing else: for each game whose games stand in
+the record only under an older digest (the latest one), it replays with today's code, from
+the seeds the record's games were played with, the recorded game with the fewest moves of
+each pair there, and compares the result and each player's number of moves with the record.
+Only if every replay of a game matches exactly does it append that version's games (one line
+a game, the last where a game stands twice) under today's digest; the old lines stay. It
+prints each game it replayed and what it carried, or why it refused (and then exits 1).
 """
 
 from __future__ import annotations
@@ -30,7 +41,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 try:
     import pbmserv  # noqa: F401
@@ -49,6 +60,8 @@ DEFAULT_PAIRS = (
     f"{TOP}:greedy",
     f"{TOP}:random",
 )
+
+T = TypeVar("T")
 
 #: A player: the text of its move for ``seat``.
 Player = Callable[[AnyGame, Any, int, random.Random], str]
@@ -205,12 +218,104 @@ def results(
 ) -> Iterator[Played]:
     """Every task's game: those in ``done`` first, then the others as they finish."""
     yield from (done[task] for task in tasks if task in done)
-    todo = [task for task in tasks if task not in done]
+    yield from _in_order(play_one, [task for task in tasks if task not in done], jobs)
+
+
+def _in_order(
+    function: Callable[[str, str, int], T], tasks: list[tuple[str, str, int]], jobs: int
+) -> Iterator[T]:
+    """``function`` of each task, in the order of ``tasks``, in ``jobs`` processes at once."""
     if jobs <= 1:
-        yield from (play_one(*task) for task in todo)
+        yield from (function(*task) for task in tasks)
         return
     with ProcessPoolExecutor(jobs) as pool:
-        yield from pool.map(play_one, *zip(*todo, strict=True)) if todo else ()
+        yield from pool.map(function, *zip(*tasks, strict=True)) if tasks else ()
+
+
+def _replayed(game_name: str, pair: str, index: int) -> Played | str:
+    """The game played again, or why it could not be."""
+    try:
+        return play_one(game_name, pair, index)
+    except Exception as exc:  # a replay that fails is a difference, reported as one
+        return f"{type(exc).__name__}: {exc}"
+
+
+def _moves(cpu: dict[str, Any]) -> dict[str, int]:
+    """Each player's number of moves, from a record's or a game's ``cpu``."""
+    return {name: int(spent[1]) for name, spent in cpu.items()}
+
+
+def _shown(result: str, moves: dict[str, int]) -> str:
+    return f"{result} ({', '.join(f'{name} {n}' for name, n in sorted(moves.items()))} moves)"
+
+
+def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
+    """``--carry-over`` (see the module docstring): 0 if nothing was refused, else 1."""
+    if path is None or not path.exists():
+        print("--carry-over needs --record FILE, a record that exists: nothing to carry")
+        return 1
+    entries = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    plans = []  # (game, today's version, older version, its games by key, the replays)
+    for game in chosen:
+        name, version = game.SPEC.name, code_version(game)
+        mine = [entry for entry in entries if entry["game"] == name]
+        if not mine:
+            print(f"{name:<11} no games in {path}")
+            continue
+        if any(entry["version"] == version for entry in mine):
+            print(f"{name:<11} games under today's code ({version}) already: nothing to carry")
+            continue
+        older = mine[-1]["version"]
+        kept = {(e["pair"], e["index"]): e for e in mine if e["version"] == older}
+        left = sorted({entry["version"] for entry in mine} - {older})
+        if left:
+            print(f"{name:<11} games under {', '.join(left)} left as they are (older still)")
+        sample = []
+        for pair in dict.fromkeys(p for p, _ in kept):
+            games = [entry for (p, _), entry in kept.items() if p == pair]
+            sample.append(min(games, key=lambda e: (sum(_moves(e["cpu"]).values()), e["index"])))
+        plans.append((name, version, older, kept, sample))
+    if not plans:
+        return 0
+    tasks = [(name, e["pair"], e["index"]) for name, _, _, _, sample in plans for e in sample]
+    print(f"replaying {len(tasks)} recorded games with today's code (the fewest moves a pair):")
+    replays = _in_order(_replayed, tasks, jobs)
+    refused = False
+    carried: list[str] = []
+    for name, version, older, kept, sample in plans:
+        differ = 0
+        for entry in sample:
+            replay = next(replays)
+            recorded = _shown(entry["result"], _moves(entry["cpu"]))
+            if isinstance(replay, str):
+                now, same = replay, False
+            else:
+                now = _shown(replay.result, _moves(replay.cpu))
+                same = now == recorded
+            differ += not same
+            print(
+                f"  {name:<11} {entry['pair']:<10} #{entry['index']:<3} recorded {recorded}, "
+                f"replayed {now}: {'same' if same else 'DIFFERENT'}",
+                flush=True,
+            )
+        if differ:
+            refused = True
+            print(
+                f"{name:<11} REFUSED: {differ} of {len(sample)} replays differ from the record, "
+                f"so today's code may play other games; nothing carried from {older}"
+            )
+            continue
+        for entry in kept.values():
+            carried.append(json.dumps({**entry, "version": version}))
+        print(
+            f"{name:<11} carried {len(kept)} games from {older} to {version} "
+            f"({len(sample)} replays, every one the same)"
+        )
+    if carried:
+        with path.open("a") as record:
+            record.write("".join(line + "\n" for line in carried))
+        print(f"{len(carried)} lines appended to {path}")
+    return 1 if refused else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -221,6 +326,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--pairs", help="comma-separated pairs like L2:L1 (default: all goals)")
     parser.add_argument("--jobs", type=int, default=1, help="games played at once")
     parser.add_argument("--record", type=Path, help="keep and reuse finished games here")
+    parser.add_argument(
+        "--carry-over",
+        action="store_true",
+        help="replay a sample of the record's games made by older code; if all match, keep "
+        "that code's games for today's code (plays nothing else)",
+    )
     args = parser.parse_args(argv)
     games = args.games or (4 if args.quick else 40)
     pairs = args.pairs.split(",") if args.pairs else list(DEFAULT_PAIRS)
@@ -230,6 +341,8 @@ def main(argv: list[str] | None = None) -> int:
     chosen = [find_game(name) for name in args.only] if args.only else all_games()
     if any(g is None for g in chosen):
         raise SystemExit(f"unknown game in {args.only}")
+    if args.carry_over:
+        return carry_over(args.record, [g for g in chosen if g is not None], args.jobs)
     names = [g.SPEC.name for g in chosen if g is not None]
     versions = {g.SPEC.name: code_version(g) for g in chosen if g is not None}
     done = read_record(args.record, versions)

@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from sqlalchemy import Engine, func, select  # noqa: E402
 
-from bench._move_load import (  # noqa: E402
+from bench.rig import DEFAULT_PG, announce  # noqa: E402
+from bench.rig.move_load import (  # noqa: E402
     make_players,
     pairings,
     pbmserv_rig,
@@ -30,7 +31,6 @@ from bench._move_load import (  # noqa: E402
     run_load,
     set_up_by_mail,
 )
-from bench._rig import DEFAULT_PG, announce  # noqa: E402
 from bench.throughput import player_count  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.context import CommandContext  # noqa: E402

@@ -52,7 +52,16 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from bench._move_load import (  # noqa: E402
+from bench.rig import (  # noqa: E402
+    DEFAULT_PG,
+    SinkProcess,
+    announce,
+    load_average,
+    postgres_cpu,
+    postgres_cpu_since,
+    sign_off,
+)
+from bench.rig.move_load import (  # noqa: E402
     BenchGame,
     LoadResult,
     Player,
@@ -63,15 +72,7 @@ from bench._move_load import (  # noqa: E402
     run_load,
     set_up_by_mail,
 )
-from bench._rig import (  # noqa: E402
-    DEFAULT_PG,
-    GAME,
-    SinkProcess,
-    announce,
-    load_average,
-    postgres_cpu,
-    postgres_cpu_since,
-)
+from pbmserv.games.chameleon import GAME  # noqa: E402
 
 ROWS = (
     "smtp-sink",
@@ -204,7 +205,7 @@ def sink_row(name: str, args: argparse.Namespace) -> Row:
         # smtp-sink [options] host:port backlog
         command = lambda port: [binary, *as_root, f"127.0.0.1:{port}", "256"]  # noqa: E731
     else:
-        here = Path(__file__).resolve().parent / "_rig.py"
+        here = Path(__file__).resolve().parent / "rig" / "__main__.py"
         command = lambda port: [sys.executable, str(here), "aiosmtpd-sink", str(port)]  # noqa: E731
     pairs = pairings(make_players(player_count(args.moves, args.games)), args.games)
     games = local_games(pairs, args.size)
@@ -414,9 +415,7 @@ def main(argv: list[str] | None = None) -> None:
         print("... password path", file=sys.stderr, flush=True)
         print()
         print(password_path(args))
-    print(
-        f"\n(load average {load_average()} at the end; {time.monotonic() - started:.0f} s in all)"
-    )
+    sign_off(started)
 
 
 if __name__ == "__main__":

@@ -107,7 +107,7 @@ def sink() -> Iterator[Sink]:
 @pytest.fixture
 def settings(db_url: str, sink: Sink, tmp_path) -> Settings:  # type: ignore[no-untyped-def]
     return Settings(
-        # A private server (everyone trusted); tests/e2e/test_confirmation.py turns it on.
+        # A private server (everyone trusted); tests/e2e/security/test_confirmation.py turns it on.
         confirm_addresses=False,
         db_url=db_url,
         listen="127.0.0.1:0",
@@ -138,30 +138,43 @@ REAL_WORLD_SUITES: dict[str, str] = {
     "tests/deploy/test_real_postfix.py": "postfix",
     "tests/deploy/test_operations_guide.py": "postfix",
     "tests/deploy/test_spamassassin.py": "spamassassin",
-    "tests/e2e/test_imap_mailbox.py": "dovecot",
-    "tests/e2e/test_board_pictures_in_a_browser.py": "browser",
-    "tests/e2e/test_board_html_on_a_phone.py": "browser",
+    "tests/e2e/by_mail/test_imap_mailbox.py": "dovecot",
+    "tests/e2e/board_mail/test_board_pictures_in_a_browser.py": "browser",
+    "tests/e2e/board_mail/test_board_html_on_a_phone.py": "browser",
     "tests/robots/test_strength_bench.py": "strength",
     "tests/games/test_conformance.py": "random_games",
     "tests/games/test_extinction_oracle.py": "random_games",
     "tests/games/test_state_load.py": "random_games",
     "tests/robots/test_levels.py": "strength",
-    "tests/e2e/test_admin.py": "processes",
-    "tests/e2e/test_admin_tournaments.py": "processes",
-    "tests/e2e/test_admin_queues_and_confirm.py": "processes",
-    "tests/e2e/test_processes.py": "processes",
-    "tests/e2e/test_child_processes.py": "processes",
-    "tests/e2e/test_robot_process.py": "processes",
-    "tests/e2e/test_command_line_edges.py": "processes",
-    "tests/e2e/test_deployment_paths.py": "processes",
-    "tests/e2e/test_workers.py": "processes",
+    "tests/e2e/admin/test_admin.py": "processes",
+    "tests/e2e/admin/test_admin_tournaments.py": "processes",
+    "tests/e2e/admin/test_admin_queues_and_confirm.py": "processes",
+    "tests/e2e/server_processes/test_processes.py": "processes",
+    "tests/e2e/server_processes/test_child_processes.py": "processes",
+    "tests/e2e/server_processes/test_robot_process.py": "processes",
+    "tests/e2e/server_processes/test_command_line_edges.py": "processes",
+    "tests/e2e/server_processes/test_deployment_paths.py": "processes",
+    "tests/e2e/server_processes/test_workers.py": "processes",
 }
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """A suite named above that is not there (moved or renamed) fails the run: its tests would
+    lose their markers silently and run in the quick subset."""
+    missing = sorted(path for path in REAL_WORLD_SUITES if not (ROOT / path).is_file())
+    if missing:
+        raise pytest.UsageError(
+            "tests/conftest.py REAL_WORLD_SUITES names files that do not exist: "
+            + ", ".join(missing)
+        )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    root = Path(__file__).resolve().parent.parent
     for item in items:
-        suite = REAL_WORLD_SUITES.get(Path(item.fspath).resolve().relative_to(root).as_posix())
+        suite = REAL_WORLD_SUITES.get(Path(item.fspath).resolve().relative_to(ROOT).as_posix())
         if suite is not None:
             item.add_marker(getattr(pytest.mark, suite))
             item.add_marker(pytest.mark.slow)

@@ -2,11 +2,26 @@
 
 from __future__ import annotations
 
+import os
+import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from pbmserv.config import ConfigError, IdleLimits, describe_settings, load_settings
+from pbmserv.cli import main as cli
+from pbmserv.config import (
+    PARTS,
+    ConfigError,
+    IdleLimits,
+    Settings,
+    describe_settings,
+    load_settings,
+    part_fields,
+    part_of,
+)
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "deploy" / "pbmserv.toml"
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -76,3 +91,53 @@ def test_serve_delivers_over_four_connections_unless_told_otherwise() -> None:
     assert load_settings(environ={}).delivery_connections == 4
     settings = load_settings(environ={"PBMSERV_DELIVERY_CONNECTIONS": "1"})
     assert settings.delivery_connections == 1
+
+
+def test_every_setting_belongs_to_exactly_one_part() -> None:
+    owners = Counter(name for part in PARTS.values() for name in part_fields(part))
+    assert set(owners) == set(Settings.__dataclass_fields__)
+    assert [name for name, count in owners.items() if count != 1] == []
+    assert all(issubclass(Settings, part) for part in PARTS.values())
+    assert (part_of("listen"), part_of("relay"), part_of("clock")) == (
+        "mail in",
+        "mail out",
+        "clocks and idle boards",
+    )
+    with pytest.raises(KeyError):
+        part_of("colour")
+    # `config show --json` stays flat: one key a setting, whatever its part.
+    assert set(describe_settings(Settings())) == set(Settings.__dataclass_fields__)
+
+
+def test_config_show_groups_the_settings_under_their_parts(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for name in os.environ:
+        if name.startswith("PBMSERV_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setattr(cli, "configure_logging", lambda *args, **kwargs: None)
+    monkeypatch.setenv("PBMSERV_RELAY_PASSWORD", "s3cret")
+    assert cli.main(["config", "show", "--db", "postgresql+psycopg://pbm:hunter2@db/pbm"]) == 0
+    out = capsys.readouterr().out
+    heading, under = "", dict[str, str]()
+    for line in out.splitlines():
+        if line.startswith("# "):
+            heading = line.removeprefix("# ")
+        elif line:
+            under[line.split()[0]] = heading
+    assert [line[2:] for line in out.splitlines() if line.startswith("# ")] == list(PARTS)
+    assert under == {name: part_of(name) for name in Settings.__dataclass_fields__}
+    assert "hunter2" not in out and "s3cret" not in out
+    assert '"postgresql+psycopg://pbm:********@db/pbm"' in out
+
+
+def test_the_example_config_is_in_sections_by_part() -> None:
+    section, found = "", dict[str, set[str]]()
+    for line in EXAMPLE.read_text(encoding="utf-8").splitlines():
+        if heading := re.match(r"# --- (.+?) -+$", line):
+            section = heading.group(1)
+        elif (key := re.match(r"#? ?([a-z_]+) = ", line)) and section != "per-game limits":
+            found.setdefault(key.group(1), set()).add(section)
+    found.pop("env_file")  # before the sections: where the others may come from
+    assert found == {name: {part_of(name)} for name in found}
+    assert set().union(*found.values()) == set(PARTS)

@@ -20,6 +20,7 @@ from pbmserv.config import (
     ConfigError,
     Settings,
     describe_settings,
+    describe_settings_by_part,
     mask_url,
 )
 from pbmserv.core.ratings.history import fill_glicko
@@ -363,13 +364,15 @@ def _mail(
 
 
 def _show_config(settings: Settings, as_json: bool) -> int:
-    shown = describe_settings(settings)
-    if as_json:
-        print(json.dumps(shown, indent=2))
+    if as_json:  # flat, one key a setting: what scripts read
+        print(json.dumps(describe_settings(settings), indent=2))
         return 0
-    width = max(len(name) for name in shown)
-    for name, value in shown.items():
-        print(f"{name.ljust(width)}  {json.dumps(value)}")
+    parts = describe_settings_by_part(settings)
+    width = max(len(name) for shown in parts.values() for name in shown)
+    for number, (heading, shown) in enumerate(parts.items()):
+        print(("\n" if number else "") + f"# {heading}")
+        for name, value in shown.items():
+            print(f"{name.ljust(width)}  {json.dumps(value)}")
     return 0
 
 

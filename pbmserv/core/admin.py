@@ -8,10 +8,11 @@ history and mailed to its players through ``ctx.notify``.
 from __future__ import annotations
 
 import secrets
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import CursorResult, Result, delete, func, select, update
+from sqlalchemy import CursorResult, Result, Row, Select, delete, func, select, update
 
 from pbmserv.core.accounts import bouncing, confirmation, unreachable, unsubscribing
 from pbmserv.core.accounts.passwords import hash_password
@@ -58,24 +59,19 @@ def list_users(
         .group_by(Seat.user_id)
         .subquery()
     )
-    query = (
-        select(User, func.coalesce(active.c.boards, 0))
-        .outerjoin(active, active.c.user_id == User.id)
-        .order_by(User.userid)
+    query = select(User, func.coalesce(active.c.boards, 0)).outerjoin(
+        active, active.c.user_id == User.id
     )
-    if disabled_only:
-        query = query.where(User.disabled.is_(True))
     return [
         {
-            "userid": user.display_id,
-            "email": user.email,
+            **_who(user),
             "name": user.full_name,
             "disabled": user.disabled,
             "active_boards": boards,
             "since": user.created_at.date().isoformat(),
             "robot": user.robot_level,  # the robot's level; None for a person
         }
-        for user, boards in ctx.session.execute(query)
+        for user, boards in _listing(ctx, query, disabled_only)
     ]
 
 
@@ -84,21 +80,32 @@ def _bouncing_users(ctx: CommandContext, disabled_only: bool) -> list[dict[str, 
         select(User, Address)
         .join(Address, Address.address == func.lower(User.email))
         .where(Address.bouncing_since.is_not(None))
-        .order_by(User.userid)
     )
-    if disabled_only:
-        query = query.where(User.disabled.is_(True))
     return [
         {
-            "userid": user.display_id,
-            "email": user.email,
+            **_who(user),
             "bounces": address.hard_bounces,
             "bouncing_since": _stamp(address.bouncing_since),
             "last_bounce_at": _stamp(address.last_bounce_at),
             "last_bounce": address.last_bounce or "",
         }
-        for user, address in ctx.session.execute(query)
+        for user, address in _listing(ctx, query, disabled_only)
     ]
+
+
+def _listing(
+    ctx: CommandContext, query: Select[User, Any], disabled_only: bool
+) -> Sequence[Row[User, Any]]:
+    """The rows of a users listing (``query`` selects the User first): by user id, only the
+    disabled ones when asked."""
+    query = query.order_by(User.userid)
+    if disabled_only:
+        query = query.where(User.disabled.is_(True))
+    return ctx.session.execute(query).all()
+
+
+def _who(user: User) -> dict[str, Any]:
+    return {"userid": user.display_id, "email": user.email}
 
 
 def _stamp(when: datetime | None) -> str:

@@ -15,10 +15,9 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.play import board_mail
 from pbmserv.core.play import game_service as service
 from pbmserv.core.play.board_views import board_picture, board_view
-from pbmserv.core.play.boards import Board
+from pbmserv.core.play.boards import Board, board_of
 from pbmserv.core.results import Notification
 from pbmserv.db.models import User
-from pbmserv.games import find_game
 
 DAILY = "daily"
 
@@ -59,10 +58,9 @@ def _waiting_for(ctx: CommandContext, user: User) -> list[tuple[Board, int]]:
     """The user's active boards where it is their move, with their seat."""
     waiting = []
     for row, seat in service.active_seats(ctx, user):
-        game = find_game(row.game)
-        if game is None or str(seat) not in row.to_move.split(","):
-            continue
-        waiting.append((Board(row=row, game=game, state=game.load(row.state)), seat))
+        board = board_of(row)
+        if board is not None and str(seat) in row.to_move.split(","):
+            waiting.append((board, seat))
     return waiting
 
 

@@ -128,13 +128,13 @@ def run_maintenance(
         notice = timedelta(days=settings.forfeit_notice_days)
         if reminded is None or reminded < moved:
             if idle_days >= limits.remind_after_days:
-                board = Board(row=row, game=game, state=game.load(row.state))
+                board = Board.loaded(row, game)
                 days_left = max(limits.forfeit_after_days - idle_days, settings.forfeit_notice_days)
                 _remind(ctx, board, int(idle_days), days_left)
                 row.reminded_at = now
                 report.reminded.append(row.id)
         elif idle_days >= limits.forfeit_after_days and now - reminded >= notice:
-            board = Board(row=row, game=game, state=game.load(row.state))
+            board = Board.loaded(row, game)
             _forfeit(ctx, board, limits.forfeit_after_days)
             report.forfeited.append(row.id)
     return report

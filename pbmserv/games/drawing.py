@@ -433,15 +433,16 @@ def label_sprite(
     x: float,
     y: float,
     text: str,
+    kind: str = "",
+    *,
     ink: str = "#333333",
     size: int = 14,
     bold: bool = False,
     anchor: str = "middle",
-    kind: str = "",
 ) -> str:
-    """:func:`label` as a sprite (:func:`sprite`), for words that change from move to move
-    on a picture in layers. Its box is :func:`widest` and from a font size above the baseline
-    to a third of one below."""
+    """:func:`label` as a sprite (:func:`sprite`, of ``kind``), for words that change from move
+    to move on a picture in layers; the label's style is given by name. Its box is
+    :func:`widest` and from a font size above the baseline to a third of one below."""
     width, height = widest(text, size) + 4, math.ceil(size * 4 / 3) + 2
     left = {"start": x - 2, "end": x - width + 2}.get(anchor, x - width / 2)
     top = y - size - 1

@@ -95,6 +95,7 @@ def robot_value(
     seat: int,
     level: int,
     rng: random.Random,
+    *,
     cpu_seconds: float | None = None,
 ) -> float:
     """The robot's estimate of `seat`'s result in `state` (0..1), for deciding on a draw

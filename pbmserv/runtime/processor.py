@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ParamSpec
 
 from sqlalchemy import Integer, bindparam, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -40,6 +40,8 @@ from pbmserv.inbound.reading.decode import parse_message
 from pbmserv.outbound.compose import render
 from pbmserv.outbound.outbox_rows import insert_outbox, queue
 from pbmserv.runtime.handling import Handled, Pending, Prepared, handle, prepare
+
+P = ParamSpec("P")
 
 log = logging.getLogger("pbmserv.process")
 
@@ -276,20 +278,6 @@ def _boards_of(items: Sequence[Prepared | Exception]) -> set[int]:
     return named
 
 
-def process_batch(
-    factory: sessionmaker[Session],
-    settings: Settings,
-    clock: Callable[[], datetime] = utcnow,
-    limit: int = BATCH,
-    only: int | None = None,
-    should_yield: Callable[[], bool] | None = None,
-) -> int:
-    """Process up to ``limit`` due messages (or just message ``only``) in one transaction;
-    return how many were taken (0: none was due). ``should_yield``: see _BatchRun. See
-    :func:`process_next` for the whole answer."""
-    return process_next(factory, settings, clock, limit, only, should_yield).taken
-
-
 @dataclass(frozen=True)
 class Processed:
     """What one batch did: how many messages it took, and whether due messages may be left
@@ -490,3 +478,14 @@ def expire_held(factory: sessionmaker[Session], now: datetime, chunk: int = 500)
         dropped += len(rows)
         if len(rows) < chunk:
             return dropped
+
+
+def _taken(run: Callable[P, Processed]) -> Callable[P, int]:
+    def taken(*args: P.args, **kwargs: P.kwargs) -> int:
+        return run(*args, **kwargs).taken
+
+    return taken
+
+
+#: :func:`process_next` answering only how many messages it took (0: none was due).
+process_batch = _taken(process_next)

@@ -1,6 +1,6 @@
 """Issue 31, a newcomer's trial of replying: a greeting above the move, mutt's attribution,
 chat and message notices' own reply addresses, and new reply addresses mailed at once when a
-password changes (over real SMTP in tests/e2e/test_newcomer_replies.py)."""
+password changes (over real SMTP in tests/e2e/by_mail/test_newcomer_replies.py)."""
 
 from __future__ import annotations
 

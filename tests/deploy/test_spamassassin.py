@@ -37,7 +37,7 @@ from pbmserv.config import Settings
 from pbmserv.core.accounts.bouncing import bounce_key, return_path
 from pbmserv.games import all_games
 from pbmserv.outbound.signing import new_key
-from tests.e2e.test_bounces_by_mail import report_to
+from tests.e2e.by_mail.test_bounces_by_mail import report_to
 from tests.support import RunningServer, make_mail, settle, smtp_send
 
 pytestmark = pytest.mark.db

@@ -30,9 +30,10 @@ from pbmserv.games.base import (
     StateError,
     move_rng,
 )
-from pbmserv.games.entropy import (
+from pbmserv.games.entropy import GAME
+from pbmserv.games.entropy.score import board_score, line_score
+from pbmserv.games.entropy.state import (
     ENTROPY2,
-    GAME,
     PLACE,
     SLIDE,
     STANDARD,
@@ -43,7 +44,6 @@ from pbmserv.games.entropy import (
     Slide,
     Stock,
 )
-from pbmserv.games.entropy.score import board_score, line_score
 from pbmserv.games.testing import random_playout, replay
 
 LETTERS = "RGBYPWK"  # colour codes 1..7, as in the module

@@ -13,8 +13,9 @@ from PIL import Image
 
 from pbmserv.games.base import OMNISCIENT, PUBLIC
 from pbmserv.games.drawing import CELL, HIGHLIGHT, MARGIN
-from pbmserv.games.entropy import ENTROPY2, GAME, OVER, PLACE, SLIDE, STANDARD, EntropyState
+from pbmserv.games.entropy import GAME
 from pbmserv.games.entropy.score import board_score
+from pbmserv.games.entropy.state import ENTROPY2, OVER, PLACE, SLIDE, STANDARD, EntropyState
 from pbmserv.games.testing import random_playout
 from pbmserv.pictures import raster as pictures
 from pbmserv.pictures.raster import png_of

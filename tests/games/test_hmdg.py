@@ -30,25 +30,24 @@ from pbmserv.games.base import (
     StateError,
     Termination,
 )
-from pbmserv.games.hmdg import (
-    GAME,
+from pbmserv.games.hmdg import GAME
+from pbmserv.games.hmdg.geometry import (
     HOW_TO_MOVE,
     HOW_TO_REVEAL,
     O_SIDE,
     ROWS,
+    SIDES,
     X_SIDE,
-    Announce,
-    Choice,
-    HmdgState,
-    Opening,
-    Reveal,
+    _double_five_among,
+    _five_masks,
     double_five,
     fives,
+    line_name,
     mask_of,
     point_name,
     points_of,
 )
-from pbmserv.games.hmdg.geometry import SIDES, _double_five_among, _five_masks, line_name
+from pbmserv.games.hmdg.state import Announce, Choice, HmdgState, Opening, Reveal
 from pbmserv.games.testing import random_playout
 
 RNG = random.Random(0)  # the game draws nothing; any generator will do

@@ -15,9 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbmserv.games.base import PUBLIC
-from pbmserv.games.hmdg import GAME, O_SIDE, X_SIDE, Announce, HmdgState, fives, points_of
-from pbmserv.games.hmdg.determinize import puzzle
-from pbmserv.games.hmdg.geometry import line_mask
+from pbmserv.games.hmdg import GAME
+from pbmserv.games.hmdg.geometry import O_SIDE, X_SIDE, fives, line_mask, points_of
+from pbmserv.games.hmdg.puzzle import puzzle
+from pbmserv.games.hmdg.state import Announce, HmdgState
 from pbmserv.games.testing import random_playout
 from pbmserv.games.testing.positions import seen_by
 from tests.games.test_hmdg import (

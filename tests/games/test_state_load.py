@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from pbmserv.games import all_games, chameleon
 from pbmserv.games.base import Game, move_rng
+from pbmserv.games.chameleon import game as chameleon_game
+from pbmserv.games.chameleon import links as chameleon_links
 from pbmserv.games.hmdg import GAME as HMDG
 from pbmserv.games.hmdg import storage as hmdg_storage
 from pbmserv.games.testing import option_sets, random_playout, viewers
@@ -39,8 +41,15 @@ def test_chameleon_load_links_no_piece(monkeypatch: pytest.MonkeyPatch) -> None:
     """load links no piece into the union-find, however full the board; the first apply
     builds it once, every piece linked, and a second apply on the same state reuses it."""
     linked: list[int] = []
-    link = chameleon._link
-    monkeypatch.setattr(chameleon, "_link", lambda *args: linked.append(args[-1]) or link(*args))
+    link = chameleon_links._link
+
+    def counted(*args: Any) -> int:
+        linked.append(args[-1])
+        return link(*args)
+
+    # Building a union-find links in links.py, a move in game.py: both are counted.
+    monkeypatch.setattr(chameleon_links, "_link", counted)
+    monkeypatch.setattr(chameleon_game, "_link", counted)
     states = positions(chameleon.GAME, range(3))
     assert max(s.ply for s in states) > 80
     for state in states:

@@ -360,7 +360,7 @@ def test_odd_multiparts(content_type: bytes, body: bytes, expected: str) -> None
 
 
 def test_deeply_nested_multiparts_do_not_raise() -> None:
-    # How long this takes is measured by bench/decode_hostile.py, not asserted here.
+    # How long this takes is measured by bench/security/decode_hostile.py, not asserted here.
     head, tail = b"", b""
     for level in range(1500):
         head += b"Content-Type: multipart/mixed; boundary=b%d\n\n--b%d\n" % (level, level)
@@ -374,7 +374,7 @@ def test_deeply_nested_multiparts_do_not_raise() -> None:
 
 @pytest.mark.parametrize("markup", [b"<a ", b"<a b='", b"<!--", b"</", b"<![", b"<script>"])
 def test_html_scanner_survives_hostile_markup(markup: bytes) -> None:
-    # html.parser needs minutes for these; bench/decode_hostile.py prints both times.
+    # html.parser needs minutes for these; bench/security/decode_hostile.py prints both times.
     raw = simple(markup * 150_000, b"Content-Type: text/html\n")
     mail = parse(raw)
     assert mail.sender is not None and "<" not in mail.text[:10]

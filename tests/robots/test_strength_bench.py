@@ -51,3 +51,44 @@ def test_the_record_outlives_new_wording_but_not_new_code(tmp_path: Path) -> Non
     assert code_of(module) == before
     module.write_text('"""Doc."""\n\ndef f(x):\n    """Twice x."""\n    return 3 * x\n')
     assert code_of(module) != before
+
+
+def test_the_carry_over_keeps_older_games_only_when_their_replays_match(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = load_bench("robots")
+    record = tmp_path / "games.jsonl"
+    args = ["--only", "chameleon", "--pairs", "L1:random", "--games", "2", "--record", str(record)]
+    assert bench.main(args) == 0
+    played = [json.loads(line) for line in record.read_text().splitlines()]
+    older = [{**e, "version": "older code"} for e in played]
+    record.write_text("".join(json.dumps(e) + "\n" for e in older))
+    capsys.readouterr()
+
+    carry = ["--only", "chameleon", "--record", str(record), "--carry-over"]
+    assert bench.main(carry) == 0
+    out = capsys.readouterr().out
+    assert "replaying 1 recorded games" in out and ": same" in out  # one a pair, the shortest
+    assert "carried 2 games from older code" in out
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert lines[:2] == older  # the old lines stay
+    assert [e["version"] for e in lines[2:]] == [played[0]["version"]] * 2
+    assert [{**e, "version": "older code"} for e in lines[2:]] == older
+    assert bench.main(carry) == 0  # today's code has its games now: nothing more
+    assert "already: nothing to carry" in capsys.readouterr().out
+    assert len(record.read_text().splitlines()) == 4
+
+    flipped = {"win": "loss", "loss": "win", "draw": "win"}
+    wrong = [{**e, "result": flipped[e["result"]]} for e in older]
+    record.write_text("".join(json.dumps(e) + "\n" for e in wrong))
+    assert bench.main(carry) == 1
+    out = capsys.readouterr().out
+    assert "DIFFERENT" in out and "REFUSED" in out
+    assert len(record.read_text().splitlines()) == 2  # nothing carried
+
+
+def test_the_carry_over_needs_a_record(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bench = load_bench("robots")
+    assert bench.main(["--only", "owlman", "--carry-over"]) == 1
+    assert "needs --record" in capsys.readouterr().out
+    assert bench.main(["--record", str(tmp_path / "none.jsonl"), "--carry-over"]) == 1

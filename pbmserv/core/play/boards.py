@@ -16,10 +16,8 @@ from pbmserv.core.parser import article
 from pbmserv.core.results import CommandError
 from pbmserv.core.robots.identity import is_robot
 from pbmserv.db.models import GameRow, User
-from pbmserv.games.base import (
-    AnyGame,
-    Viewer,
-)
+from pbmserv.games import find_game
+from pbmserv.games.base import AnyGame, Viewer
 
 
 def new_game_rng(seed: int) -> random.Random:
@@ -33,6 +31,12 @@ class Board:
     row: GameRow
     game: AnyGame
     state: Any
+
+    @classmethod
+    def loaded(cls, row: GameRow, game: AnyGame) -> Board:
+        """The board of ``row``, its stored state read by ``game``: the one place a state is
+        loaded from a row."""
+        return cls(row=row, game=game, state=game.load(row.state))
 
     @property
     def number(self) -> int:
@@ -71,6 +75,13 @@ class Board:
         )
 
 
+def board_of(row: GameRow, game: AnyGame | None = None) -> Board | None:
+    """The board a stored row holds, its state loaded by its game (``game`` when the caller has
+    it already); None when this server lacks the row's game (an operator removed one)."""
+    game = game or find_game(row.game)
+    return None if game is None else Board.loaded(row, game)
+
+
 def parse_board_number(text: str) -> int:
     digits = text.lstrip("#")
     if not digits.isdigit() or len(digits) > 9:
@@ -96,7 +107,7 @@ def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_updat
             f"board {number} is {article(row.game)} {row.game} game, not {game.SPEC.name}",
             hint=f"Use: {row.game} ... {number} ...",
         )
-    return Board(row=row, game=game, state=game.load(row.state))
+    return Board.loaded(row, game)
 
 
 def boards_named(lines: Iterable[str]) -> set[int]:

@@ -11,9 +11,8 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.play import board_mail
 from pbmserv.core.play import game_service as service
 from pbmserv.core.play.board_views import board_notification
-from pbmserv.core.play.boards import Board
+from pbmserv.core.play.boards import board_of
 from pbmserv.db.models import User
-from pbmserv.games import find_game
 
 #: The first line of the board mail that brings a seat's new reply address.
 NEW_ADDRESS_EVENT = (
@@ -31,10 +30,9 @@ def rotate_reply_addresses(ctx: CommandContext, user: User) -> list[dict[str, An
         return []
     mailed: list[dict[str, Any]] = []
     for row, seat in service.active_seats(ctx, user):
-        game = find_game(row.game)
-        if game is None:  # boards are made of known games only
+        board = board_of(row)
+        if board is None:  # boards are made of known games only
             continue
-        board = Board(row=row, game=game, state=game.load(row.state))
         thread = board_mail.thread(ctx, row, user, seat)
         ctx.notify(board_notification(ctx, board, user, seat, NEW_ADDRESS_EVENT, thread))
         mailed.append({"game": row.game, "board": row.id})

@@ -51,7 +51,9 @@ def decide(board: Board, turn: RobotTurn, cpu_seconds: float, key: bytes) -> Dec
         return Decision(turn, "reject")
     if turn.task == "draw":
         began = time.process_time()
-        value = robot_value(board.game, board.state, turn.seat, turn.level, rng, cpu_seconds)
+        value = robot_value(
+            board.game, board.state, turn.seat, turn.level, rng, cpu_seconds=cpu_seconds
+        )
         answer = "accept" if value <= DRAW_ACCEPTED_AT_MOST else "reject"
         return Decision(turn, answer, time.process_time() - began)
     choice = robot_move(board.game, board.state, turn.seat, turn.level, rng, cpu_seconds)

@@ -16,13 +16,12 @@ from sqlalchemy import select
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import game_service as service
 from pbmserv.core.play.board_views import board_notice, board_view, notify_board
-from pbmserv.core.play.boards import Board
+from pbmserv.core.play.boards import board_of
 from pbmserv.core.results import Notification
 from pbmserv.core.robots.identity import is_robot
 from pbmserv.core.timing import clocks, vacations
 from pbmserv.core.tournaments.service import settle_finished
 from pbmserv.db.models import GameRow, Seat
-from pbmserv.games import find_game
 from pbmserv.games.base import Outcome, Termination
 from pbmserv.time_controls import format_duration
 
@@ -96,13 +95,8 @@ def _settle(ctx: CommandContext, row: GameRow, now: datetime, report: ClockRepor
     row.clock_due_at = clocks.next_due(row, hours)
 
 
-def _board(row: GameRow) -> Board | None:
-    game = find_game(row.game)
-    return None if game is None else Board(row=row, game=game, state=game.load(row.state))
-
-
 def _lose_on_time(ctx: CommandContext, row: GameRow, seat: Seat, at: datetime) -> None:
-    board = _board(row)
+    board = board_of(row)
     if board is None:  # a game no longer offered: its boards stand still
         row.clock_due_at = None
         return
@@ -120,7 +114,7 @@ def _lose_on_time(ctx: CommandContext, row: GameRow, seat: Seat, at: datetime) -
 
 
 def _remind(ctx: CommandContext, row: GameRow, seat: Seat, now: datetime) -> None:
-    board = _board(row)
+    board = board_of(row)
     if board is None or seat.user.disabled or is_robot(seat.user):
         return
     view = board_view(board, seat.seat, seat.user, now=now)

@@ -15,7 +15,7 @@ from sqlalchemy import select
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import game_service
 from pbmserv.core.play.board_views import notify_board
-from pbmserv.core.play.boards import Board
+from pbmserv.core.play.boards import Board, board_of
 from pbmserv.core.results import CommandError
 from pbmserv.core.tournaments import store
 from pbmserv.core.tournaments.service import (
@@ -26,7 +26,6 @@ from pbmserv.core.tournaments.service import (
 )
 from pbmserv.core.tournaments.state import pairing_of
 from pbmserv.db.models import GameRow, Match, Seat, Tournament, User
-from pbmserv.games import find_game
 from pbmserv.games.base import Outcome, Termination
 from pbmserv.tournaments import Playability, PolyludicError, choose_game
 
@@ -184,7 +183,7 @@ def _locked_active_boards(ctx: CommandContext, tournament: Tournament, user: Use
     )
     boards = []
     for row in ctx.session.scalars(query):
-        game = find_game(row.game)
-        if game is not None:
-            boards.append(Board(row=row, game=game, state=game.load(row.state)))
+        board = board_of(row)
+        if board is not None:
+            boards.append(board)
     return boards

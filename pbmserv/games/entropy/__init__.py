@@ -30,52 +30,6 @@ a stored state field by field), ``score`` (palindrome scoring) and ``game`` (the
 
 from __future__ import annotations
 
-from pbmserv.games.entropy.game import (
-    GAME,
-    Entropy,
-)
-from pbmserv.games.entropy.state import (
-    CHAOS,
-    COLOURS,
-    DEFAULT_SIZE,
-    ENTROPY2,
-    ORDER,
-    OVER,
-    PLACE,
-    RESERVE_SIZE,
-    SIZES,
-    SLIDE,
-    STANDARD,
-    STOCK,
-    EntropyMove,
-    EntropyState,
-    Pass,
-    Place,
-    Slide,
-    Stock,
-    square_name,
-)
+from pbmserv.games.entropy.game import GAME
 
-__all__ = [
-    "GAME",
-    "CHAOS",
-    "COLOURS",
-    "DEFAULT_SIZE",
-    "ENTROPY2",
-    "Entropy",
-    "EntropyMove",
-    "EntropyState",
-    "ORDER",
-    "OVER",
-    "PLACE",
-    "Pass",
-    "Place",
-    "RESERVE_SIZE",
-    "SIZES",
-    "SLIDE",
-    "STANDARD",
-    "STOCK",
-    "Slide",
-    "Stock",
-    "square_name",
-]
+__all__ = ["GAME"]

@@ -42,7 +42,6 @@ from pbmserv.games.entropy.prompts import (
 from pbmserv.games.entropy.rules import (
     _after_order,
     _after_place,
-    _option_size,
     _present,
     _problem,
     _round_start,
@@ -73,6 +72,17 @@ from pbmserv.games.entropy.state import (
 from pbmserv.games.entropy.storage import (
     _Loader,
 )
+
+
+def _option_size(raw: object) -> int:
+    """The board size option: an int, or its digits as boards made before it was an int
+    option have it stored."""
+    if isinstance(raw, str) and raw.isdigit():
+        raw = int(raw)
+    if isinstance(raw, bool) or raw not in SIZES:
+        raise OptionError(f"-size={raw}: choose one of 5, 7")
+    return int(raw)
+
 
 # --- the game --------------------------------------------------------------------------------
 

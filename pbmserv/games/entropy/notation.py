@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from pbmserv.games.base import (
     AmbiguousMoveError,
@@ -29,7 +29,6 @@ from pbmserv.games.entropy.state import (
     SLIDE,
     STANDARD,
     STOCK,
-    EntropyState,
     Pass,
     Place,
     Slide,
@@ -40,6 +39,9 @@ from pbmserv.games.entropy.state import (
     _tally,
     square_name,
 )
+
+if TYPE_CHECKING:
+    from pbmserv.games.entropy.state import EntropyState
 
 # --- notation ---------------------------------------------------------------------------------
 

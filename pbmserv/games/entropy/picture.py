@@ -105,7 +105,7 @@ def _scored_board(cells: bytes, size: int, last_move: str | None, total: str) ->
     parts = f"{sum(score.rows)} in rows + {sum(score.columns)} in columns"
     text = [
         label_sprite(MARGIN * 0.5, board.height + 12, total, bold=True, anchor="start"),
-        label_sprite(MARGIN * 0.5, board.height + 29, parts, _NOTE, size=12, anchor="start"),
+        label_sprite(MARGIN * 0.5, board.height + 29, parts, ink=_NOTE, size=12, anchor="start"),
     ]
     pieces += _group("row-scores", rows) + _group("column-scores", columns)
     pieces += _group("total", text)
@@ -115,7 +115,7 @@ def _scored_board(cells: bytes, size: int, last_move: str | None, total: str) ->
 
 def _score(x: float, y: float, value: int) -> str:
     colour = _SCORE if value else _NIL
-    return label_sprite(x, y, str(value), colour, size=13, bold=bool(value))
+    return label_sprite(x, y, str(value), ink=colour, size=13, bold=bool(value))
 
 
 def _group(kind: str, parts: list[str]) -> str:

@@ -6,12 +6,9 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from pbmserv.games.base import (
-    OptionError,
-    Outcome,
-    Termination,
-)
+from pbmserv.games.base import Outcome, Termination
 from pbmserv.games.entropy.score import board_score
 from pbmserv.games.entropy.state import (
     COLOURS,
@@ -19,11 +16,9 @@ from pbmserv.games.entropy.state import (
     OVER,
     PLACE,
     RESERVE_SIZE,
-    SIZES,
     SLIDE,
     STANDARD,
     STOCK,
-    EntropyMove,
     EntropyState,
     Pass,
     Place,
@@ -34,6 +29,9 @@ from pbmserv.games.entropy.state import (
     _rays,
     square_name,
 )
+
+if TYPE_CHECKING:
+    from pbmserv.games.entropy.state import EntropyMove
 
 # --- rules -----------------------------------------------------------------------------------
 
@@ -213,13 +211,3 @@ def _result(state: EntropyState) -> Outcome:
         scores,
         termination=Termination.SCORE,
     )
-
-
-def _option_size(raw: object) -> int:
-    """The board size option: an int, or its digits as boards made before it was an int
-    option have it stored."""
-    if isinstance(raw, str) and raw.isdigit():
-        raw = int(raw)
-    if isinstance(raw, bool) or raw not in SIZES:
-        raise OptionError(f"-size={raw}: choose one of 5, 7")
-    return int(raw)

@@ -5,8 +5,8 @@ length; nested and overlapping palindromes all count (``AAA`` = 2 + 2 + 3 = 7). 
 is never part of a palindrome, so a board in play can be scored too.
 
 A line is a ``bytes`` of colour codes, 0 for an empty square. The scorer grows each palindrome
-outwards from its centre, so it touches every palindrome once instead of testing every window:
-a full 7x7 board (14 lines) takes about 15 microseconds. ``bench/entropy_score.py`` compares it
+outwards from its centre, so it touches every palindrome once instead of testing every window: a
+full 7x7 board (14 lines) takes about 15 microseconds. ``bench/games/entropy_score.py`` compares it
 with a scorer that checks every window.
 
 It defines no ``GAME``, so the game registry passes it over.

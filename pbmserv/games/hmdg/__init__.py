@@ -23,88 +23,15 @@ an early one.
 The package, by seam: ``geometry`` (points, lines, windows of five), ``state`` (moves, turn
 records, the state), ``rules`` (playing a move), ``notation`` (reading points and lines as
 players write them), ``storage`` (the stored form and its check), ``hidden`` (other secrets
-with the same public facts, for the no-leak check), ``determinize`` (a whole position drawn
-from what one seat sees, for a computer player) and ``game`` (the contract).
+with the same public facts, for the no-leak check), ``puzzle`` (what one seat may know of a
+position) and ``determinize`` (a whole position drawn from it, for a computer player), and
+``game`` (the contract).
 """
 
 from __future__ import annotations
 
-from pbmserv.games.hmdg.game import (
-    GAME,
-    HiddenMoveDoubleGomoku,
-)
-from pbmserv.games.hmdg.geometry import (
-    CHOOSE,
-    COL,
-    FIRST_PLAYER,
-    HOW_TO_MOVE,
-    HOW_TO_REVEAL,
-    MOVE,
-    NO_POINT_LEFT,
-    O_SIDE,
-    OPENING,
-    OVER,
-    REVEAL,
-    ROW,
-    ROWS,
-    SECOND_PLAYER,
-    SIDES,
-    SIZE,
-    WINDOWS,
-    X_SIDE,
-    Window,
-    double_five,
-    fives,
-    line_mask,
-    line_name,
-    mask_of,
-    point_name,
-    points_of,
-)
-from pbmserv.games.hmdg.state import (
-    Announce,
-    Choice,
-    HmdgMove,
-    HmdgState,
-    Opening,
-    Reveal,
-    TurnRecord,
-)
+from pbmserv.games.hmdg.game import GAME
+from pbmserv.games.hmdg.geometry import HOW_TO_MOVE, point_name, points_of
+from pbmserv.games.hmdg.state import HmdgState
 
-__all__ = [
-    "GAME",
-    "Announce",
-    "CHOOSE",
-    "COL",
-    "Choice",
-    "FIRST_PLAYER",
-    "HOW_TO_MOVE",
-    "HOW_TO_REVEAL",
-    "HiddenMoveDoubleGomoku",
-    "HmdgMove",
-    "HmdgState",
-    "MOVE",
-    "NO_POINT_LEFT",
-    "OPENING",
-    "OVER",
-    "O_SIDE",
-    "Opening",
-    "REVEAL",
-    "ROW",
-    "ROWS",
-    "Reveal",
-    "SECOND_PLAYER",
-    "SIDES",
-    "SIZE",
-    "TurnRecord",
-    "WINDOWS",
-    "Window",
-    "X_SIDE",
-    "double_five",
-    "fives",
-    "line_mask",
-    "line_name",
-    "mask_of",
-    "point_name",
-    "points_of",
-]
+__all__ = ["GAME", "HOW_TO_MOVE", "HmdgState", "point_name", "points_of"]

@@ -6,7 +6,7 @@ import random
 import textwrap
 from collections.abc import Mapping, Sequence
 from itertools import combinations
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pbmserv.games.base import (
     OMNISCIENT,
@@ -70,20 +70,15 @@ from pbmserv.games.hmdg.rules import (
     _answer_text,
     _play,
 )
-from pbmserv.games.hmdg.state import (
-    Announce,
-    Choice,
-    HmdgMove,
-    HmdgState,
-    Opening,
-    Reveal,
-    TurnRecord,
-)
+from pbmserv.games.hmdg.state import Announce, Choice, HmdgMove, HmdgState, Opening, Reveal
 from pbmserv.games.hmdg.storage import (
     _STORED_KEYS,
     _read_state,
     _side_names,
 )
+
+if TYPE_CHECKING:
+    from pbmserv.games.hmdg.state import TurnRecord
 
 
 class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):

@@ -21,14 +21,20 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from functools import cache
 from typing import Any
 
 from pbmserv.games.base import AnyGame
-from pbmserv.games.chameleon import BOTTOM, LEFT, RIGHT, TOP, hex_geometry
+from pbmserv.games.chameleon.geometry import (
+    BOTTOM,
+    LEFT,
+    LEFT_RIGHT,
+    RIGHT,
+    TOP,
+    TOP_BOTTOM,
+    centre_distances,
+    hex_geometry,
+)
 from pbmserv.robots.policy import Policy, Values, for_seat, sigmoid
-
-_VERT, _HORZ = TOP | BOTTOM, LEFT | RIGHT
 
 
 def _chameleon_board(game: AnyGame, state: Any) -> tuple[int, list[int], int, int]:
@@ -40,7 +46,7 @@ def _chameleon_board(game: AnyGame, state: Any) -> tuple[int, list[int], int, in
 
 def _hex_distance(size: int, cells: list[int], colour: int, axis: int) -> int:
     """Empty cells still needed for a chain of ``colour`` joining the sides of ``axis``."""
-    start, goal = (TOP, BOTTOM) if axis == _VERT else (LEFT, RIGHT)
+    start, goal = (TOP, BOTTOM) if axis == TOP_BOTTOM else (LEFT, RIGHT)
     return _chain_search(size, cells, colour, start, goal)[1]
 
 
@@ -134,7 +140,7 @@ def _chameleon_candidates(
             for i, length in enumerate(lengths):
                 if not cells[i]:
                     slack[i] = min(slack[i], length - best)
-    centre = _hex_centre_distance(size)
+    centre = centre_distances(size)
     kept = [
         (0, 0, 0.0, index, m)
         if isinstance(m, str)
@@ -144,19 +150,6 @@ def _chameleon_candidates(
     return [m for rank, _, _, _, m in sorted(kept) if rank <= _CHAMELEON_SLACK]
 
 
-@cache
-def _hex_centre_distance(size: int) -> tuple[int, ...]:
-    """Each cell's distance (in moves) from the board's centre: nearer cells are tried first,
-    as in Hex, where the centre counts most."""
-    middle = (size - 1) // 2
-    distances = []
-    for row in range(size):
-        for col in range(size):
-            dc, dr = col - middle, row - middle
-            distances.append(max(abs(dc), abs(dr), abs(dc + dr)))
-    return tuple(distances)
-
-
 _PIECE = {"x": 1, "o": 2}
 
 
@@ -164,8 +157,8 @@ def _chameleon_evaluate(game: AnyGame, state: Any) -> Values:
     """A race: who is nearer a chain, in empty cells to fill (each side's better colour), the
     side to move a tempo ahead; one cell short of a chain on the move is a win."""
     size, cells, vert_seat, mover = _chameleon_board(game, state)
-    vert = min(_hex_distance(size, cells, colour, _VERT) for colour in (1, 2))
-    horz = min(_hex_distance(size, cells, colour, _HORZ) for colour in (1, 2))
+    vert = min(_hex_distance(size, cells, colour, TOP_BOTTOM) for colour in (1, 2))
+    horz = min(_hex_distance(size, cells, colour, LEFT_RIGHT) for colour in (1, 2))
     mine, theirs = (vert, horz) if mover == vert_seat else (horz, vert)
     value = 0.99 if mine <= 1 else sigmoid(theirs - mine + 0.5)
     return for_seat(mover, value)

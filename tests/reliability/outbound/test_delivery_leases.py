@@ -1,0 +1,211 @@
+"""Several servers, slow relays and crashes: every message reaches the relay exactly once.
+
+Real parts: a real SMTP relay on 127.0.0.1, the real database (SQLite or PostgreSQL), delivery
+runs in threads (two servers) or in a process that is killed in the middle of a batch.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import Counter
+from datetime import timedelta
+
+import pytest
+from aiosmtpd.smtp import SMTP
+from sqlalchemy import Engine, func, select
+
+from pbmserv.config import Settings
+from pbmserv.db.engine import make_engine, session_factory
+from pbmserv.db.models import OutboxMessage
+from pbmserv.db.times import utcnow
+from pbmserv.outbound.delivery import deliver_due
+from pbmserv.outbound.delivery_items import DELIVERED, Outcome
+from pbmserv.outbound.leases import Lease
+from tests.reliability.outbox import (
+    Relay,
+    ScriptedHandler,
+    delivery_settings,
+    drop_connection,
+    enqueue,
+    rows,
+)
+
+pytestmark = pytest.mark.db
+
+PLAYERS = [f"player{n}@example.org" for n in range(1, 17)]
+
+
+def pending(engine: Engine) -> int:
+    with engine.connect() as conn:
+        return conn.scalar(
+            select(func.count()).select_from(OutboxMessage).where(OutboxMessage.status == "pending")
+        )
+
+
+def deliver_until_empty(settings: Settings, deadline: float) -> None:
+    """One server's delivery loop: its own engine, polling until the outbox is empty."""
+    engine = make_engine(settings.db_url)
+    factory = session_factory(engine)
+
+    async def loop() -> None:
+        while time.monotonic() < deadline and pending(engine):
+            if not await deliver_due(factory, settings):
+                await asyncio.sleep(0.05)
+
+    try:
+        asyncio.run(loop())
+    finally:
+        engine.dispose()
+
+
+def test_two_servers_and_a_slow_relay_send_every_message_once(db_url: str, engine: Engine) -> None:
+    with Relay(ScriptedHandler(delay=0.3)) as relay:
+        # The lease is far shorter than a batch takes (16 x 0.3 s), far longer than one message.
+        settings = delivery_settings(db_url, relay, delivery_lease_seconds=2.0)
+        message_ids = enqueue(engine, settings, PLAYERS)
+        deadline = time.monotonic() + 60
+        servers = [
+            threading.Thread(target=deliver_until_empty, args=(settings, deadline))
+            for _ in range(2)
+        ]
+        for server in servers:
+            server.start()
+        for server in servers:
+            server.join()
+        copies = relay.copies()
+    assert copies == Counter(dict.fromkeys(message_ids, 1))
+    assert {(row.status, row.attempts, row.lease_owner) for row in rows(engine)} == {
+        ("sent", 1, None)
+    }
+
+
+DELIVER_ONCE = """
+import asyncio, sys
+from pbmserv.config import Settings
+from pbmserv.db.engine import make_engine, session_factory
+from pbmserv.outbound.delivery import deliver_due
+settings = Settings(
+    confirm_addresses=False, db_url=sys.argv[1], relay=sys.argv[2], delivery_lease_seconds=1.0
+)
+asyncio.run(deliver_due(session_factory(make_engine(settings.db_url)), settings))
+"""
+
+
+def test_a_server_killed_mid_batch_resends_none_of_the_accepted(
+    db_url: str, engine: Engine
+) -> None:
+    process: list[subprocess.Popen] = []
+
+    def kill_on_the_second(number: int, server: SMTP) -> str | None:
+        if number == 2:  # the relay has taken message 1; the server dies sending message 2
+            os.kill(process[0].pid, signal.SIGKILL)
+            return "451 4.3.0 try again"
+        return None
+
+    with Relay(ScriptedHandler(script=kill_on_the_second)) as relay:
+        # A lease long enough that a loaded machine's slow send does not outlast it (the
+        # second server's clock is moved past it below, so it costs no waiting).
+        settings = delivery_settings(db_url, relay, delivery_lease_seconds=5.0)
+        message_ids = enqueue(engine, settings, PLAYERS[:3])
+        process.append(
+            subprocess.Popen([sys.executable, "-c", DELIVER_ONCE, db_url, relay.address])
+        )
+        assert process[0].wait(60) == -signal.SIGKILL
+        assert [row.status for row in rows(engine)] == ["sent", "pending", "pending"]
+        # Another server, once the dead one's lease has run out, sends the rest.
+        later = utcnow() + timedelta(seconds=6)
+        asyncio.run(deliver_due(session_factory(engine), settings, clock=lambda: later))
+        copies = relay.copies()
+    assert copies == Counter(dict.fromkeys(message_ids, 1))
+    assert [row.status for row in rows(engine)] == ["sent"] * 3
+
+
+def test_a_connection_dropped_on_one_message_fails_only_that_one(
+    db_url: str, engine: Engine
+) -> None:
+    def drop_the_second(number: int, server: SMTP) -> str | None:
+        return drop_connection(server) if number == 2 else None
+
+    with Relay(ScriptedHandler(script=drop_the_second)) as relay:
+        settings = delivery_settings(db_url, relay)
+        message_ids = enqueue(engine, settings, PLAYERS[:4])
+        factory = session_factory(engine)
+        assert asyncio.run(deliver_due(factory, settings)) == 4
+        first = rows(engine)
+        assert [row.status for row in first] == ["sent", "pending", "sent", "sent"]
+        assert first[1].attempts == 1 and "the relay closed the connection" in (
+            first[1].last_error or ""
+        )
+        # Nothing is due again before the backoff; after it, only message 2 is sent.
+        assert asyncio.run(deliver_due(factory, settings)) == 0
+        later = utcnow() + timedelta(minutes=2)
+        assert asyncio.run(deliver_due(factory, settings, clock=lambda: later)) == 1
+        copies = relay.copies()
+    assert copies == Counter(dict.fromkeys(message_ids, 1))
+    assert [row.status for row in rows(engine)] == ["sent"] * 4
+
+
+def test_a_stalled_relay_never_holds_a_message_past_its_lease(db_url: str, engine: Engine) -> None:
+    def stall_on_the_first(number: int) -> float:
+        return 5.0 if number == 1 else 0.0
+
+    with Relay(ScriptedHandler(delay=stall_on_the_first)) as relay:
+        settings = delivery_settings(db_url, relay, delivery_lease_seconds=1.0)
+        enqueue(engine, settings, PLAYERS[:3])
+        started = time.monotonic()
+        asyncio.run(deliver_due(session_factory(engine), settings))
+        elapsed = time.monotonic() - started
+    first, *others = rows(engine)
+    # Given up before another server could take the message over, and retried later.
+    assert (first.status, first.attempts) == ("pending", 1)
+    assert "TimeoutError" in (first.last_error or "")
+    assert [row.status for row in others] == ["sent", "sent"]
+    assert elapsed < 3
+
+
+def test_a_renewed_lease_keeps_the_run_s_unsent_mail(db_url: str, engine: Engine) -> None:
+    settings = delivery_settings(db_url, None, delivery_lease_seconds=1.5)
+    enqueue(engine, settings, PLAYERS[:3])
+    factory = session_factory(engine)
+    ours = Lease(factory, settings, utcnow)
+    items = ours.claim(10)
+    time.sleep(0.45)  # more than a quarter of the lease: old enough to renew
+    assert ours.getting_old
+    ours.renew(items)  # one statement for all three
+    assert not ours.getting_old
+    time.sleep(1.15)  # past the first lease, inside the renewed one
+    assert Lease(factory, settings, utcnow).claim(10) == []
+    assert all(ours.holds(item) for item in items)
+    assert all(ours.finish(item, DELIVERED) for item in items)
+    assert {(row.status, row.attempts, row.lease_owner) for row in rows(engine)} == {
+        ("sent", 1, None)
+    }
+
+
+def test_a_run_stalled_past_its_lease_sends_and_marks_none_of_what_was_taken_over(
+    db_url: str, engine: Engine
+) -> None:
+    settings = delivery_settings(db_url, None, delivery_lease_seconds=0.3)
+    enqueue(engine, settings, PLAYERS[:3])
+    factory = session_factory(engine)
+    stalled = Lease(factory, settings, utcnow)
+    items = stalled.claim(10)
+    assert stalled.finish(items[0], DELIVERED)  # the first went out before the stall
+    time.sleep(0.4)  # the stall: the lease runs out and another server takes the rest
+    other = Lease(factory, settings, utcnow)
+    assert [item.id for item in other.claim(10)] == [item.id for item in items[1:]]
+    # Waking up, the stalled run renews before sending and finds the rest no longer its own.
+    assert stalled.getting_old
+    stalled.renew(items[1:])
+    assert not any(stalled.holds(item) for item in items[1:])
+    assert not stalled.finish(items[1], DELIVERED)  # only the lease holder may mark a row
+    assert other.finish(items[1], Outcome("451 try again"))
+    first, second, third = rows(engine)
+    assert (first.status, second.status, second.attempts) == ("sent", "pending", 1)
+    assert third.lease_owner == other.owner

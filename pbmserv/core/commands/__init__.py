@@ -8,7 +8,6 @@ from pbmserv.core.commands import (  # noqa: F401
     looking,
     play,
     proposals,
-    queueing,
     ratings,
     settings,
     submitting,

@@ -25,6 +25,8 @@ from pbmserv.time_controls import TimeControlError, parse_time_control
 LOG_FORMATS = ("text", "json")
 RELAY_TLS_LEVELS = ("may", "starttls", "tls", "none")
 _TYPES = {f.name: f.type for f in fields(Settings)}
+_WEB_LISTEN = re.compile(r"[^\s:]*:\d{1,5}|\[[0-9a-fA-F:.]+\]:\d{1,5}")
+_WEB_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 # A host name (letters, digits, hyphens, dots) or an address literal such as [192.0.2.1].
 _EHLO_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f.:]{2,45}\]")
 
@@ -53,6 +55,10 @@ def _convert(name: str, raw: object) -> object:
         return Path(str(raw))
     if name == "log_format" and raw not in LOG_FORMATS:
         raise ConfigError(f"log_format must be one of {', '.join(LOG_FORMATS)}, not {raw!r}")
+    if name == "web_listen" and str(raw).strip() and not _WEB_LISTEN.fullmatch(str(raw).strip()):
+        raise ConfigError(f"web_listen must be HOST:PORT (or empty: no web view), not {raw!r}")
+    if name == "web_url" and str(raw) and not _WEB_URL.fullmatch(str(raw)):
+        raise ConfigError(f"web_url must be an http:// or https:// address, not {raw!r}")
     if name == "relay_tls" and raw not in RELAY_TLS_LEVELS:
         levels = ", ".join(RELAY_TLS_LEVELS)
         raise ConfigError(f"relay_tls must be one of {levels}, not {raw!r}")

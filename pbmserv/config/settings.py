@@ -19,6 +19,7 @@ from pbmserv.config.robots import RobotSettings
 from pbmserv.config.runtime import RuntimeSettings
 from pbmserv.config.server import ServerSettings
 from pbmserv.config.timing import TimingSettings
+from pbmserv.config.web import WebSettings
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,7 @@ class Settings(
     TimingSettings,
     PlaySettings,
     RobotSettings,
+    WebSettings,
     ServerSettings,
 ):
     """Every setting of the server (the parts' fields and helpers, flat)."""
@@ -45,6 +47,7 @@ PARTS: dict[str, type[Any]] = {
     "clocks and idle boards": TimingSettings,
     "play": PlaySettings,
     "robots": RobotSettings,
+    "web view": WebSettings,
 }
 
 

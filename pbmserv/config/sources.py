@@ -14,6 +14,8 @@ from pbmserv.config.settings import Settings
 ENV_NAMES = {
     "db_url": "PBMSERV_DB",
     "listen": "PBMSERV_LISTEN",
+    "web_listen": "PBMSERV_WEB_LISTEN",
+    "web_url": "PBMSERV_WEB_URL",
     "relay": "PBMSERV_RELAY",
     "relay_username": "PBMSERV_RELAY_USERNAME",
     "relay_password": "PBMSERV_RELAY_PASSWORD",

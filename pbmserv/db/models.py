@@ -257,6 +257,23 @@ class BoardMail(Base):
     last_message_id: Mapped[str | None] = mapped_column(String(250), nullable=True)
 
 
+class PrivateLink(Base):
+    """A player's private link to one board: the web view's page of what their seat sees. The
+    link's token is never stored, only its SHA-256 (core.play.private_links); a new generation
+    makes a new token, and the old one answers 404."""
+
+    __tablename__ = "private_links"
+
+    game_id: Mapped[int] = mapped_column(
+        ForeignKey("games.id", ondelete="CASCADE"), primary_key=True
+    )
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), primary_key=True, index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    generation: Mapped[int] = mapped_column(Integer, default=1)
+    token_hash: Mapped[str] = mapped_column(String(64), unique=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+
+
 class MoveRow(Base):
     """One entry of a board's history: a move, or an event such as a resignation."""
 

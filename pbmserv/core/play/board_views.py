@@ -11,22 +11,14 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.play import board_mail, consent, numbering
 from pbmserv.core.play.boards import Board
 from pbmserv.core.play.game_service import observers, result_text, status_for
+from pbmserv.core.play.positions import viewer_for
 from pbmserv.core.results import MailThread, Notification
 from pbmserv.core.timing import clocks
 from pbmserv.db.models import User
 from pbmserv.games.base import (
-    OMNISCIENT,
     PUBLIC,
     Viewer,
 )
-
-
-def _viewer(board: Board, seat: int | None) -> int | str:
-    """Who a seat (None: an observer) is to the game's render and svg."""
-    if board.finished and board.game.SPEC.hidden_information:
-        # However the game ended (even by resignation or a ruling), nothing is secret any more.
-        return OMNISCIENT
-    return seat if seat is not None else PUBLIC
 
 
 def board_picture(
@@ -42,7 +34,7 @@ def board_picture(
     each is drawn once, and one for all where the game draws the same for everyone."""
     if user.mail_format != "html" or not ctx.settings.board_pictures:
         return None
-    viewer = PUBLIC if board.game.SPEC.one_picture_for_all else _viewer(board, seat)
+    viewer = PUBLIC if board.game.SPEC.one_picture_for_all else viewer_for(board, seat)
     pictures = {} if drawn is None else drawn
     if viewer not in pictures:
         pictures[viewer] = board.game.svg(board.state, viewer)
@@ -57,7 +49,7 @@ def board_view(
     game = board.game
     turn = game.to_move(board.state)
     spec = game.SPEC
-    viewer = _viewer(board, seat)
+    viewer = viewer_for(board, seat)
     your_turn = seat is not None and seat in turn.seats and not board.finished
     verb = next((k for k in spec.move_kinds if k.name == turn.stage), None)
     return {

@@ -1,0 +1,28 @@
+"""The read-only web view: where it listens and the address its pages have for the public."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    # Where `serve` starts the web view as a child process, and `pbmserv web` listens by
+    # default ("host:port"); empty: `serve` starts no web view.
+    web_listen: str = "127.0.0.1:8080"
+    # The public base address of the web view ("https://games.example.org"), for the links in
+    # mail; none: mail carries no links (a proxy in front decides the public address).
+    web_url: str | None = None
+
+    @property
+    def web_host_port(self) -> tuple[str, int] | None:
+        """Where the web view listens; None: nowhere (``web_listen`` empty)."""
+        if not self.web_listen.strip():
+            return None
+        host, _, port = self.web_listen.strip().rpartition(":")
+        return host or "127.0.0.1", int(port)
+
+    @property
+    def web_base(self) -> str | None:
+        """``web_url`` without a trailing slash, for links (None: no links)."""
+        return self.web_url.rstrip("/") if self.web_url else None

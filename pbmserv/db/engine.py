@@ -17,13 +17,17 @@ from sqlalchemy.orm import Session, sessionmaker
 from pbmserv.private_files import create_private_file
 
 
-def make_engine(url: str, *, durable: bool = True) -> Engine:
+def make_engine(url: str, *, durable: bool = True, read_only: bool = False) -> Engine:
     """An engine for ``url``. SQLite gets WAL, a busy timeout and BEGIN IMMEDIATE.
 
     ``durable=False``: a commit returns before it is on disk (SQLite ``synchronous=NORMAL``,
     PostgreSQL ``synchronous_commit=off``); a power cut may undo the last ones, never corrupt
     the database. Only for writes that may be lost so: delivery's claims and "sent" marks (a
     mail whose mark is lost is sent again, as after a kill).
+
+    ``read_only=True``: transactions that can only read (SQLite ``query_only`` and a plain
+    BEGIN, PostgreSQL ``default_transaction_read_only``): a reader such as the web view never
+    takes SQLite's write lock, so it never makes a move wait, and cannot write by mistake.
     """
     if url.startswith("sqlite"):
         _create_private_database_file(url)
@@ -40,16 +44,23 @@ def make_engine(url: str, *, durable: bool = True) -> Engine:
             cursor.execute("PRAGMA busy_timeout=60000")
             if not durable:
                 cursor.execute("PRAGMA synchronous=NORMAL")
+            if read_only:
+                cursor.execute("PRAGMA query_only=ON")
             cursor.close()
 
         @event.listens_for(engine, "begin")
         def _on_begin(conn) -> None:
-            conn.exec_driver_sql("BEGIN IMMEDIATE")
+            # A reader's BEGIN takes no lock until it reads, and then only a snapshot (WAL).
+            conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
         return engine
-    if not durable:  # added to the URL's own options (a search_path, say), not in their place
+    added = [
+        *([] if durable else ["-c synchronous_commit=off"]),
+        *(["-c default_transaction_read_only=on"] if read_only else []),
+    ]
+    if added:  # added to the URL's own options (a search_path, say), not in their place
         parsed = make_url(url)
-        options = f"{parsed.query.get('options', '')} -c synchronous_commit=off".strip()
+        options = " ".join([str(parsed.query.get("options", "")), *added]).strip()
         return create_engine(parsed.update_query_dict({"options": options}), pool_pre_ping=True)
     return create_engine(url, pool_pre_ping=True)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pbmserv.cli import tables
+from pbmserv.cli.admin_links import add_links_parser
 from pbmserv.cli.admin_relay import add_relay_parser
 from pbmserv.cli.admin_tournaments import add_tournament_parser
 from pbmserv.cli.options import add_config_options
@@ -190,6 +191,7 @@ def add_admin_parser(commands: argparse._SubParsersAction) -> None:
     )
     add_tournament_parser(groups, action)
     add_relay_parser(groups, action)
+    add_links_parser(groups, action)
 
 
 def _quiet_stdout() -> None:

@@ -27,6 +27,9 @@ RELAY_TLS_LEVELS = ("may", "starttls", "tls", "none")
 _TYPES = {f.name: f.type for f in fields(Settings)}
 _WEB_LISTEN = re.compile(r"[^\s:]*:\d{1,5}|\[[0-9a-fA-F:.]+\]:\d{1,5}")
 _WEB_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
+# Settings whose empty value says something (web_listen: no web view): an empty variable sets
+# them, where for the others it counts as unset.
+_EMPTY_IS_A_VALUE = frozenset({"web_listen"})
 # A host name (letters, digits, hyphens, dots) or an address literal such as [192.0.2.1].
 _EHLO_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f.:]{2,45}\]")
 
@@ -108,7 +111,7 @@ def load_settings(
             env = {**read_env_file(Path(str(env_file))), **env}
         values.update({name: _convert(name, raw) for name, raw in data.items()})
     for name, var in ENV_NAMES.items():
-        if env.get(var):
+        if env.get(var) or (name in _EMPTY_IS_A_VALUE and var in env):
             values[name] = _convert(name, env[var])
     for name, value in (overrides or {}).items():
         if value is not None:

@@ -20,7 +20,7 @@ from pbmserv.core.commands.accounts import ADDRESS_PATTERN
 from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import article
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play import numbering
+from pbmserv.core.play import numbering, private_links
 from pbmserv.core.play.board_views import notify_board
 from pbmserv.core.play.boards import Board, load_board, parse_board_number
 from pbmserv.core.play.reply_rotation import rotate_reply_addresses
@@ -419,6 +419,19 @@ def adjudicate(
     _tell_players(ctx, board, f"The operator ended the game: {result}.")
     settle_finished(ctx)
     return f"board {board.number}: {result}"
+
+
+def revoke_link(ctx: CommandContext, number: str, userid: str) -> str:
+    """Make a player's private link to a board stop working (``userid``: theirs, or their
+    seat's number); their next board mail carries a new one."""
+    board = load_any_board(ctx, number, for_update=False)
+    user = board.user_at(_seat_by_name(board, userid))
+    if not private_links.revoke(ctx.session, board.number, user.id):
+        return f"board {board.number}: {user.display_id} has no private link; nothing revoked"
+    return (
+        f"board {board.number}: revoked {user.display_id}'s private link (it leads nowhere "
+        "now); their next board mail carries a new one"
+    )
 
 
 def delete_board(ctx: CommandContext, number: str) -> str:

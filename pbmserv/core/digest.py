@@ -1,7 +1,8 @@
 """Daily digests: for a user who chose ``digest=daily``, one mail a day (at ``digest_hour``)
 listing every board where it is their move, each with its picture and reply address, instead of
-a board mail after every move. Game ends, new games, proposals and reminders still come at once
-(see ``game_service.notify_board``). Run with the maintenance, hourly by ``serve``."""
+a board mail after every move (and, where the server has a web view, a link to each board's page).
+Game ends, new games, proposals and reminders still come at once (see
+``board_views.notify_board``). Run with the maintenance, hourly by ``serve``."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from pbmserv.core.accounts.bouncing import bounce_key
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import board_mail
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.board_views import board_picture, board_view
+from pbmserv.core.play.board_views import board_picture, board_view, page_link
 from pbmserv.core.play.boards import Board, board_of
 from pbmserv.core.results import Notification
 from pbmserv.db.models import User
@@ -68,14 +69,16 @@ def _mail_digest(
     ctx: CommandContext, user: User, boards: list[tuple[Board, int]], now: datetime
 ) -> None:
     entries, pictures = [], []
+    base = ctx.settings.web_base
     for board, seat in boards:
         tag = board_mail.reply_tag(ctx, board.row, user, seat)
-        entries.append(
-            {
-                "view": board_view(board, seat, user, now=now),
-                "reply_address": board_mail.reply_address(ctx.settings.address, tag),
-            }
-        )
+        entry = {
+            "view": board_view(board, seat, user, now=now),
+            "reply_address": board_mail.reply_address(ctx.settings.address, tag),
+        }
+        if base is not None:  # the board's public page at its position now
+            entry["page"] = page_link(base, board.number, board.row.ply)
+        entries.append(entry)
         picture = board_picture(ctx, board, seat, user)
         if picture is not None:
             pictures.append(picture)

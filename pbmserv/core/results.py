@@ -34,6 +34,7 @@ SECTION_KINDS = frozenset(
         "help_topic",
         "help_topics",
         "history",
+        "link_renewed",
         "messaged",
         "moved",
         "no_command",

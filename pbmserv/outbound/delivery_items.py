@@ -18,9 +18,11 @@ GIVE_UP_AFTER = timedelta(days=5)
 SMTP_TIMEOUT_SECONDS = 60
 QUIT_TIMEOUT_SECONDS = 5
 
-#: Outbox kinds whose mail carries a secret (a new password, an address's confirmation code):
-#: its body is removed from the database as soon as it is sent (relay or spool).
-SECRET_KINDS = frozenset({"password_reset", "confirmation"})
+#: A board mail carrying its player's private link to the web view (outbox_rows).
+PRIVATE_BOARD_KIND = "board_private"
+#: Outbox kinds whose mail carries a secret (a new password, an address's confirmation code, a
+#: private link): its body is removed from the database as soon as it is sent (relay or spool).
+SECRET_KINDS = frozenset({"password_reset", "confirmation", PRIVATE_BOARD_KIND})
 
 
 @dataclass(frozen=True)

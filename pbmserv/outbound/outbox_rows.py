@@ -17,6 +17,7 @@ from pbmserv.core.play.board_mail import reply_address
 from pbmserv.core.results import BulkMail, MailThread, Notification
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.outbound.compose import build_message, message_id_for, render_notification
+from pbmserv.outbound.delivery_items import PRIVATE_BOARD_KIND
 from pbmserv.outbound.drafts import draft_raw
 from pbmserv.outbound.headers import safe_address
 from pbmserv.outbound.wording import notice_subject
@@ -139,7 +140,7 @@ def notification_rows(
         row = outbox_row(
             settings,
             to=note.to,
-            kind=note.channel,
+            kind=_outbox_kind(note),
             subject=notice_subject(note),
             body=render_notification(note, settings),
             now=now,
@@ -166,3 +167,11 @@ def queue_notifications(
 ) -> None:
     """Render and queue the board mail and notices a command (or an operator) caused."""
     insert_outbox(session, notification_rows(settings, notifications, now, inbox_id))
+
+
+def _outbox_kind(note: Notification) -> str:
+    """The outbox kind of a notification: its channel, but a board mail that carries its
+    player's private link is kept only until sent, as a password is (SECRET_KINDS): the link
+    is a capability the database otherwise holds only as a hash."""
+    links = note.data.get("links") or {}
+    return PRIVATE_BOARD_KIND if note.channel == "board" and links.get("private") else note.channel

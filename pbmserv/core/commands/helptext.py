@@ -73,6 +73,7 @@ def help_command(ctx: CommandContext, line: CommandLine, _game: AnyGame | None) 
         "tournament_clock": ctx.settings.tournament_clock,
         "reminder_hours": ctx.settings.reminder_hours,
         "vacation_days_per_year": ctx.settings.vacation_days_per_year,
+        "web_url": ctx.settings.web_base,
     }
     if topic == "index":
         games = [{"name": g.SPEC.name, "title": g.SPEC.title} for g in all_games()]

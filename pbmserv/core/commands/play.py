@@ -1,6 +1,6 @@
 """The commands written after a game name: challenge, move, swap, board, history, resign,
-observe, unobserve, and queue (moves played for you when your opponent plays what you
-foresaw, see :mod:`pbmserv.core.play.queued`)."""
+observe, unobserve, queue (moves played for you when your opponent plays what you
+foresaw, see :mod:`pbmserv.core.play.queued`), and newlink (a new private link to the web)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from pbmserv.core.context import CommandContext
 from pbmserv.core.parser import CommandLine
 from pbmserv.core.play import consent, declining, numbering, queued
 from pbmserv.core.play import game_service as service
-from pbmserv.core.play.board_views import board_view, notify_board
+from pbmserv.core.play.board_views import board_view, notify_board, renew_private_link
 from pbmserv.core.play.boards import Board, load_board
 from pbmserv.core.results import CommandError, Section
 from pbmserv.core.robots import turns as robots
@@ -386,6 +386,43 @@ def _end_by_player(
         done,
         context,
         summary=f"{game.SPEC.name} {verb} board={board.number}",
+    )
+
+
+@command(
+    "newlink",
+    "GAME newlink BOARD USERID PASSWORD",
+    "a new private link to your own view of a board on the web; the old one stops working",
+    game_scoped=True,
+    secret_words=(4,),
+    min_words=5,
+    max_words=5,
+    details="Where this server has a web view, your board mail links to your own view of the\n"
+    "board, a private link for you alone. If it went to anyone else, this stops it at once\n"
+    "and mails you the board again, with a new link, at your own address. See: help web",
+)
+def newlink(ctx: CommandContext, line: CommandLine, game: AnyGame | None) -> Section:
+    assert game is not None
+    if ctx.settings.web_base is None:
+        raise CommandError(
+            "this server has no web view: its board mail carries no links, so there is no "
+            "private link to replace",
+            syntax_was_right=True,
+        )
+    if len(line.words) > 5:
+        raise CommandError("too many words: a board number, your user id and password only")
+    board, user, seat = board_player(ctx, game, line)
+    if board.finished:
+        raise CommandError(
+            f"board {board.number} is over: everything on it is public now, and your private "
+            "link leads to its public page",
+            syntax_was_right=True,
+        )
+    had_link = renew_private_link(ctx, board, user, seat)
+    context = {"game": game.SPEC.name, "board": board.number, "had_link": had_link}
+    # Logged without the link: it is its player's secret.
+    return Section(
+        "link_renewed", context, summary=f"{game.SPEC.name} newlink board={board.number}"
     )
 
 

@@ -18,13 +18,16 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine, delete, select, update
 
+from pbmserv.config import Settings
+from pbmserv.core.context import CommandContext
+from pbmserv.core.dispatch import dispatch_line
 from pbmserv.db.engine import session_factory, transaction
 from pbmserv.db.models import OutboxMessage
 from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery import deliver_all_due
-from pbmserv.outbound.delivery_items import SECRET_KINDS
+from pbmserv.outbound.delivery_items import PRIVATE_BOARD_KIND, SECRET_KINDS
 from pbmserv.outbound.leases import BODY_REMOVED
-from pbmserv.outbound.outbox_rows import queue
+from pbmserv.outbound.outbox_rows import queue, queue_notifications
 from tests.e2e.processes import environment, run_pbmserv, seed_game, spool_messages
 from tests.reliability.outbox import Relay, ScriptedHandler, delivery_settings
 from tests.support import Sink
@@ -142,3 +145,41 @@ def test_only_the_secret_kinds_lose_their_body_and_the_reply_tag_is_masked(
         assert b"K7Q2XW" not in raw, kind
         assert f"Reply-To: {local}+********@{domain}".encode() in raw
         assert f"Subject: your {kind}".encode() in raw and BODY_REMOVED in raw
+
+
+def test_a_board_mail_with_a_private_link_keeps_no_link_once_sent(
+    engine: Engine, tmp_path: Path
+) -> None:
+    """The private link to the web view is a capability the database holds only as a hash:
+    the board mail carrying it is kept, once spooled, without its body (issue 50)."""
+    settings = Settings(
+        confirm_addresses=False,
+        web_url="https://games.example.org",
+        spool=tmp_path / "spool",
+        db_url=str(engine.url),
+    )
+    factory = session_factory(engine)
+    for line, sender in (
+        ("signup alice secret1", "alice@example.org"),
+        ("signup bob hunter22", "bob@example.org"),
+        ("chameleon challenge -size=5 alice bob", "alice@example.org"),
+    ):
+        with transaction(factory) as session:
+            ctx = CommandContext(session, settings, sender)
+            assert dispatch_line(ctx, line).ok
+            queue_notifications(session, settings, ctx.notifications, utcnow())
+    with session_factory(engine)() as session:
+        kinds = sorted(session.scalars(select(OutboxMessage.kind)))
+    assert kinds.count(PRIVATE_BOARD_KIND) == 2, kinds  # alice's board mail and bob's
+    asyncio.run(deliver_all_due(factory, settings))
+    spooled = [path.read_text() for path in sorted((tmp_path / "spool" / "new").glob("*.eml"))]
+    links = {m.group(0) for text in spooled for m in re.finditer(r"/p/[A-Za-z0-9_-]{32}", text)}
+    assert len(links) == 2  # one each, in their own mail
+    with session_factory(engine)() as session:
+        kept = session.scalars(
+            select(OutboxMessage).where(OutboxMessage.kind == PRIVATE_BOARD_KIND)
+        ).all()
+        assert [row.status for row in kept] == ["sent", "sent"]
+        for row in kept:
+            assert BODY_REMOVED in row.raw
+            assert not any(link.encode() in row.raw for link in links)

@@ -43,6 +43,8 @@ SERVER_ADDRESS = "pbmserv@test.example"
 # Settings for a bench server: no idle-board maintenance; a refused delivery is retried within
 # seconds, not half a minute, so that "wait until everything is delivered" stays short.
 BENCH_ENV = {
+    # No web view unless a bench is about it (bench/web.py gives it a port of its own).
+    "PBMSERV_WEB_LISTEN": "",
     "PBMSERV_MAINTENANCE_INTERVAL_SECONDS": "0",
     "PBMSERV_RETRY_BASE_SECONDS": "1",
     "PBMSERV_RETRY_MAX_SECONDS": "5",

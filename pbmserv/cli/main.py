@@ -1,4 +1,5 @@
-"""`pbmserv serve | mail | deliver | db | config | admin`: the entry points an operator runs."""
+"""`pbmserv serve | web | mail | deliver | db | config | admin`: the entry points an operator
+runs."""
 
 from __future__ import annotations
 
@@ -123,6 +124,31 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         help="SMTP sessions at once; more are answered 421 (default 100; 0 = no limit)",
     )
+    add_setting_option(
+        serve,
+        "--web-listen",
+        setting="web_listen",
+        metavar="HOST:PORT",
+        help="where the web view it starts listens (env PBMSERV_WEB_LISTEN; default "
+        '127.0.0.1:8080; "": no web view)',
+    )
+
+    web = commands.add_parser(
+        "web",
+        help="run the read-only web view of the games (serve starts one itself)",
+        description="Serve the games' read-only web pages over HTTP until SIGTERM or SIGINT "
+        "(exit 0), for a TLS proxy in front of it (deploy/Caddyfile). `serve` starts one as a "
+        "child process already, unless web_listen is empty.",
+    )
+    add_config_options(web)
+    add_setting_option(
+        web,
+        "--listen",
+        setting="web_listen",
+        metavar="HOST:PORT",
+        help="HOST:PORT to listen on (env PBMSERV_WEB_LISTEN; default 127.0.0.1:8080)",
+    )
+    web.add_argument("-v", "--verbose", action="store_true", help="log debug detail")
 
     deliver = commands.add_parser(
         "deliver",
@@ -195,7 +221,7 @@ def _serve(settings: Settings) -> int:
     from pbmserv.outbound.signing import key_file_exposure
     from pbmserv.runtime import child_processes as kids
     from pbmserv.runtime.supervisor import WORKER_ENV, WORKER_SLOT_ENV, supervise
-    from pbmserv.runtime.worker import DELIVER, ROBOTS, Server
+    from pbmserv.runtime.worker import DELIVER, ROBOTS, WEB, Server
 
     role = os.environ.get(kids.ROLE_ENV)
     # A delivery process writes claims and "sent" marks alone: a power cut may lose them and
@@ -209,6 +235,8 @@ def _serve(settings: Settings) -> int:
             os.nice(19)  # robots think only with CPU no person's move is waiting for
         elif settings.child_niceness:
             os.nice(settings.child_niceness)  # the listener first: see Settings.child_niceness
+        if role == WEB:
+            return _web(settings, parent_fd=int(os.environ[kids.WAKE_FD_ENV]), engine=engine)
         mail_wake_fd = os.environ.get(kids.MAIL_WAKE_FD_ENV)
         server = Server(
             session_factory(engine),
@@ -275,10 +303,11 @@ def _serving_parts(
 ) -> dict[str, Any]:
     """What `serve` does itself and which child processes do the rest: delivery in
     ``delivery_processes`` of them, the processing in one (``processing_process``), which
-    also delivers when no process is there for it, and the robots' thinking in one, started
-    by the first worker only (more would think the same moves twice)."""
+    also delivers when no process is there for it, the robots' thinking in one and the web
+    view in one (unless ``web_listen`` is empty), these two started by the first worker only
+    (more would think the same moves twice, or listen on the same port)."""
     from pbmserv.runtime import child_processes as kids
-    from pbmserv.runtime.worker import DELIVER, EVERYTHING, PROCESS, ROBOTS
+    from pbmserv.runtime.worker import DELIVER, EVERYTHING, PROCESS, ROBOTS, WEB
 
     parts, children = set(EVERYTHING), []
     delivery = None
@@ -294,7 +323,29 @@ def _serving_parts(
     if settings.robots and first_worker:
         handed = {kids.MAIL_WAKE_FD_ENV: delivery.pipe.write_fd} if delivery else {}
         children.append(kids.Children(frozenset({ROBOTS}), 1, itself, handed))
+    if settings.web_host_port is not None and first_worker:
+        children.append(kids.Children(frozenset({WEB}), 1, itself))
     return {"parts": frozenset(parts), "children": children}
+
+
+def _web(settings: Settings, parent_fd: int | None = None, engine: Engine | None = None) -> int:
+    """`pbmserv web`, or `serve`'s web view child (``parent_fd``: its end of the wake pipe;
+    ``engine``: the database's, found at the newest revision already)."""
+    where = settings.web_host_port
+    if where is None:
+        print(
+            "pbmserv: web_listen is empty: give --listen HOST:PORT "
+            "(or set web_listen, env PBMSERV_WEB_LISTEN)",
+            file=sys.stderr,
+        )
+        return 2
+    engine = engine or _engine_at_head(settings)
+    if engine is None:
+        return EX_CONFIG
+    engine.dispose()  # the web view makes its own
+    from pbmserv.web.serving import run_web
+
+    return run_web(settings, *where, parent_fd=parent_fd)
 
 
 def _deliver(settings: Settings) -> int:
@@ -416,6 +467,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     if args.command == "serve":
         return _serve(settings)
+    if args.command == "web":
+        return _web(settings)
     if args.command == "deliver":
         return _deliver(settings)
     if args.command == "mail":

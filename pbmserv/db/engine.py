@@ -58,11 +58,14 @@ def make_engine(url: str, *, durable: bool = True, read_only: bool = False) -> E
         *([] if durable else ["-c synchronous_commit=off"]),
         *(["-c default_transaction_read_only=on"] if read_only else []),
     ]
+    # A reader sees one snapshot for all of a transaction's queries.
+    isolation = {"isolation_level": "REPEATABLE READ"} if read_only else {}
     if added:  # added to the URL's own options (a search_path, say), not in their place
         parsed = make_url(url)
         options = " ".join([str(parsed.query.get("options", "")), *added]).strip()
-        return create_engine(parsed.update_query_dict({"options": options}), pool_pre_ping=True)
-    return create_engine(url, pool_pre_ping=True)
+        with_options = parsed.update_query_dict({"options": options})
+        return create_engine(with_options, pool_pre_ping=True, **isolation)
+    return create_engine(url, pool_pre_ping=True, **isolation)
 
 
 def _create_private_database_file(url: str) -> None:

@@ -1,5 +1,6 @@
 """`serve`'s work in processes of its own: the moves played in one (``processing_process``),
-the mail delivered from others (``delivery_processes``, 1 by default).
+the mail delivered from others (``delivery_processes``, 1 by default), the robots' thinking
+and the web view (``web_listen``) in one each.
 
 One process is one core, and each part of the work keeps one busy in a burst: the listener
 storing messages, the processing playing the moves, delivery drawing the board pictures,
@@ -40,7 +41,7 @@ WAKE_FD_ENV = "PBMSERV_WAKE_FD"
 #: The processing child's end of the delivery children's wake-up pipe, to say mail is queued.
 MAIL_WAKE_FD_ENV = "PBMSERV_MAIL_WAKE_FD"
 CHECK_SECONDS = 0.5
-_NAMES = {"process": "processing", "deliver": "delivery"}
+_NAMES = {"process": "processing", "deliver": "delivery", "web": "web view"}
 
 
 def named(parts: frozenset[str]) -> str:

@@ -52,6 +52,9 @@ EVERYTHING = frozenset({RECEIVE, PROCESS, DELIVER})
 #: Thinking for the robots and playing their turns (runtime.robot_runner): `serve` gives it a
 #: process of its own, at the lowest CPU priority.
 ROBOTS = "robots"
+#: The read-only web view (pbmserv.web.serving): `serve` gives it a process of its own too,
+#: at the children's CPU priority, which never takes a part of the mail work.
+WEB = "web"
 
 
 class Server:

@@ -1,7 +1,7 @@
 """The import graph of the package: no cycles, and every import points down the layer order of
 docs/ARCHITECTURE.md (games <- robots <- core <- inbound, outbound <- runtime <- cli; pictures
 draw the games alone; inbound and outbound never import each other; no mail wing imports a
-game).
+game; the web view reads through the core and the pictures, and only cli and runtime start it).
 
 The graph is grimp's, read from the source (imports inside functions and TYPE_CHECKING blocks
 included: a cycle hidden in a function is still a cycle for the reader)."""
@@ -23,6 +23,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "outbound",
             "pictures",
             "runtime",
+            "web",
             "db",
             "games",
             "tournaments",
@@ -38,6 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "inbound",
             "outbound",
             "pictures",
+            "web",
             "core",
             "db",
             "config",
@@ -50,6 +52,11 @@ ALLOWED: dict[str, frozenset[str]] = {
     "inbound": frozenset({"core", "db", "config", "logs", "resources", "private_files"}),
     "outbound": frozenset(
         {"pictures", "core", "db", "config", "logs", "resources", "private_files"}
+    ),
+    # The read-only web view: over the core, the pictures and the games, never through the
+    # mail wings (inbound, outbound) nor the server's running (runtime, cli), which start it.
+    "web": frozenset(
+        {"core", "pictures", "games", "db", "config", "logs", "resources", "time_controls"}
     ),
     # Board pictures, for mail and the web: they draw what the games give, nothing else.
     "pictures": frozenset({"games"}),
@@ -162,6 +169,33 @@ def test_every_import_points_down_the_layers(graph: grimp.ImportGraph) -> None:
     assert layer_violations(_edges(graph)) == []
 
 
+#: The mail wings and the server's running: the web view imports none of them.
+NOT_FOR_THE_WEB = frozenset({"inbound", "outbound", "runtime", "cli"})
+#: Who may import the web view: the command line (`pbmserv web`) and `serve`'s children.
+STARTS_THE_WEB = frozenset({"cli", "runtime"})
+
+
+def test_the_web_view_reads_through_the_core_alone() -> None:
+    assert not ALLOWED["web"] & NOT_FOR_THE_WEB
+    importers = {part for part, allowed in ALLOWED.items() if "web" in allowed}
+    assert importers <= STARTS_THE_WEB
+
+
+def test_nothing_imports_the_web_view_but_cli_and_runtime(graph: grimp.ImportGraph) -> None:
+    wrong = [
+        f"{importer} -> {imported}"
+        for importer, imported in _edges(graph)
+        if _part(imported) == "web" and _part(importer) not in {"web", *STARTS_THE_WEB}
+    ]
+    assert wrong == []
+    wrong_way = [
+        f"{importer} -> {imported}"
+        for importer, imported in _edges(graph)
+        if _part(importer) == "web" and _part(imported) in NOT_FOR_THE_WEB
+    ]
+    assert wrong_way == []
+
+
 def test_the_checks_see_what_they_must_refuse() -> None:
     # The checks themselves, on a made-up graph: a cycle, an upward import and a game
     # importing another game are all reported.
@@ -175,6 +209,10 @@ def test_the_checks_see_what_they_must_refuse() -> None:
         ("pbmserv.games.hmdg", "pbmserv.games.chameleon"),
         ("pbmserv.games.entropy", "pbmserv.games.entropy.score"),
         ("pbmserv.games.hmdg", "pbmserv.games.base"),
+        ("pbmserv.web.app", "pbmserv.outbound.compose"),
+        ("pbmserv.core.a", "pbmserv.web.app"),
+        ("pbmserv.cli.main", "pbmserv.web.serving"),
+        ("pbmserv.web.boards", "pbmserv.core.play.positions"),
     ]
     assert cycles(edges) == [["pbmserv.core.a", "pbmserv.core.b"]]
     assert layer_violations(edges) == [
@@ -183,4 +221,6 @@ def test_the_checks_see_what_they_must_refuse() -> None:
         "pbmserv.inbound.inbox -> pbmserv.outbound.compose: inbound may not import outbound",
         "pbmserv.pictures.raster -> pbmserv.core.a: pictures may not import core",
         "pbmserv.games.hmdg -> pbmserv.games.chameleon: a game imports another game",
+        "pbmserv.web.app -> pbmserv.outbound.compose: web may not import outbound",
+        "pbmserv.core.a -> pbmserv.web.app: core may not import web",
     ]

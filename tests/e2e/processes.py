@@ -35,6 +35,8 @@ def environment(db_url: str, spool: Path, **extra: str) -> dict[str, str]:
             "PBMSERV_CONFIRM_ADDRESSES": "false",
             # No robots' process unless a test is about robots: the others count children.
             "PBMSERV_ROBOTS": "false",
+            # Nor a web view (tests/e2e/server_processes/test_web_process.py gives it a port).
+            "PBMSERV_WEB_LISTEN": "",
             **extra,
         }
     )

@@ -154,6 +154,7 @@ REAL_WORLD_SUITES: dict[str, str] = {
     "tests/e2e/by_mail/test_imap_mailbox.py": "dovecot",
     "tests/e2e/board_mail/test_board_pictures_in_a_browser.py": "browser",
     "tests/e2e/board_mail/test_board_html_on_a_phone.py": "browser",
+    "tests/web/test_browser.py": "browser",
     "tests/robots/test_strength_bench.py": "strength",
     "tests/games/test_conformance.py": "random_games",
     "tests/games/test_extinction_oracle.py": "random_games",

@@ -14,16 +14,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from functools import cached_property
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 
-from pbmserv.core.context import CommandContext
 from pbmserv.core.play.boards import Board, board_of
-from pbmserv.core.play.game_service import history
-from pbmserv.core.play.positions import PositionView, moves_of, project
+from pbmserv.core.play.positions import PositionView, project
 from pbmserv.core.play.private_links import holder_of
 from pbmserv.db.models import GameRow, MoveRow, Seat
 from pbmserv.web.site import Site
@@ -54,6 +53,16 @@ def since_of(request: Request) -> int | None:
     if since is None:
         raise HTTPException(400, "?since= takes a move number, like ?since=12")
     return since
+
+
+@dataclass(frozen=True)
+class KeptMove:
+    """A stored move as a projection reads it (:class:`pbmserv.core.play.positions.MoveRecord`)."""
+
+    seat: int | None
+    text: str
+    public_text: str | None
+    chance: dict[str, Any] | None
 
 
 class MovedToPublic(Exception):
@@ -120,9 +129,20 @@ class Opened:
         return board
 
     @cached_property
-    def moves(self) -> list[MoveRow]:
-        ctx = CommandContext(session=self.session, settings=self.site.settings, sender=None)
-        return moves_of(history(ctx, self.board))
+    def moves(self) -> tuple[KeptMove, ...]:
+        """The board's moves, read once a version of the board (a Core query of the four
+        columns a projection reads), then kept apart from any session."""
+        key = (self.stamp.board, self.stamp.version)
+        moves = self.site.moves.get(key)
+        if moves is None:
+            rows = self.session.execute(
+                select(MoveRow.seat, MoveRow.text, MoveRow.public_text, MoveRow.chance)
+                .where(MoveRow.game_id == self.stamp.board, MoveRow.kind == "move")
+                .order_by(MoveRow.id)
+            )
+            moves = tuple(KeptMove(*row) for row in rows)
+            self.site.moves.put(key, moves)
+        return moves
 
     def view(self, ply: int | None = None) -> PositionView:
         """The reader's view after ``ply`` moves (None: now); 404 beyond the last."""

@@ -19,8 +19,7 @@ from typing import Any
 
 from pbmserv.core.play.boards import Board
 from pbmserv.core.play.game_service import starting_state
-from pbmserv.core.play.positions import StateAt
-from pbmserv.db.models import MoveRow
+from pbmserv.core.play.positions import MoveRecord, StateAt
 from pbmserv.games.base import MoveError, move_rng
 from pbmserv.web.kept import Kept
 
@@ -46,7 +45,7 @@ class States:
     def __len__(self) -> int:
         return len(self._kept)
 
-    def state_at(self, board: Board, moves: Sequence[MoveRow]) -> StateAt:
+    def state_at(self, board: Board, moves: Sequence[MoveRecord]) -> StateAt:
         """The state at each ply of ``board`` (its own state at the last one)."""
         texts = [row.text for row in moves]
 

@@ -67,6 +67,8 @@ class Site:
     states: States = field(default_factory=States)
     #: Views by (the board's stamp, the seat or None, the ply or None): see web/boards.py.
     views: Kept[Any, PositionView] = field(default_factory=lambda: Kept(VIEWS))
+    #: Each board's moves by (board, row version): see web/boards.py.
+    moves: Kept[tuple[int, int], tuple[Any, ...]] = field(default_factory=lambda: Kept(VIEWS))
     root: Path = field(default_factory=templates_dir)
 
     def __post_init__(self) -> None:

@@ -17,9 +17,10 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from functools import cached_property
+from typing import Any, Protocol
 
 from pbmserv.core.play import numbering
 from pbmserv.core.play.boards import Board
@@ -90,11 +91,12 @@ class PositionView:
     def is_latest(self) -> bool:
         return self.ply == self.plies
 
-    @property
+    @cached_property
     def etag(self) -> str:
         """A strong validator of everything shown: equal views give equal tags, and a view
-        that differs in anything a viewer sees gives another."""
-        data = json.dumps([FORMAT, asdict(self)], sort_keys=True, separators=(",", ":"))
+        that differs in anything a viewer sees gives another. (Made once a view: the view is
+        immutable, and a 304 asks for nothing else.)"""
+        data = json.dumps([FORMAT, repr(self)], separators=(",", ":"))
         return hashlib.sha256(data.encode()).hexdigest()[:32]
 
     @property
@@ -102,6 +104,20 @@ class PositionView:
         """The picture's text alternative: what it shows, in words."""
         moving = f"; {', '.join(self.to_move)} to move" if self.to_move else ""
         return f"{self.title}, board {self.board}, {self.label}{moving}."
+
+
+class MoveRecord(Protocol):
+    """A stored move as the projection reads it (a MoveRow, or a copy kept apart from its
+    session, such as the web view's)."""
+
+    @property
+    def seat(self) -> int | None: ...
+    @property
+    def text(self) -> str: ...
+    @property
+    def public_text(self) -> str | None: ...
+    @property
+    def chance(self) -> dict[str, Any] | None: ...
 
 
 def viewer_for(board: Board, seat: int | None) -> Viewer:
@@ -117,7 +133,7 @@ def moves_of(history: Sequence[MoveRow]) -> list[MoveRow]:
     return [row for row in history if row.kind == "move"]
 
 
-def moves_seen(board: Board, moves: Sequence[MoveRow], seat: int | None) -> list[MoveSeen]:
+def moves_seen(board: Board, moves: Sequence[MoveRecord], seat: int | None) -> list[MoveSeen]:
     """Each move as ``seat`` (None: the public) may see it: its own moves as made, the others'
     as everyone sees them, all of them as made once the board is over."""
     spec = board.game.SPEC
@@ -146,7 +162,7 @@ def moves_seen(board: Board, moves: Sequence[MoveRow], seat: int | None) -> list
 StateAt = Callable[[int], Any]
 
 
-def replayed(board: Board, moves: Sequence[MoveRow]) -> StateAt:
+def replayed(board: Board, moves: Sequence[MoveRecord]) -> StateAt:
     """The state at each ply by replaying the stored moves (the board's own state at the end)."""
     texts = [row.text for row in moves]
 
@@ -158,7 +174,7 @@ def replayed(board: Board, moves: Sequence[MoveRow]) -> StateAt:
 
 def project(
     board: Board,
-    moves: Sequence[MoveRow],
+    moves: Sequence[MoveRecord],
     seat: int | None,
     ply: int | None = None,
     state_at: StateAt | None = None,

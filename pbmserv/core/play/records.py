@@ -21,8 +21,7 @@ from pbmserv.core.play.game_service import (
     record_headers,
     starting_state,
 )
-from pbmserv.core.play.positions import PositionView, moves_seen, project
-from pbmserv.db.models import MoveRow
+from pbmserv.core.play.positions import MoveRecord, PositionView, moves_seen, project
 from pbmserv.db.times import as_utc
 
 #: The name and version of the JSON record's schema (docs/RECORDS.md); a change that could
@@ -33,7 +32,7 @@ SCHEMA_VERSION = 1
 PGN = "pgn"
 
 
-def json_record(board: Board, moves: Sequence[MoveRow], seat: int | None) -> dict[str, Any]:
+def json_record(board: Board, moves: Sequence[MoveRecord], seat: int | None) -> dict[str, Any]:
     """The board's record as ``seat`` (None: the public) may see it, as JSON data."""
     view = project(board, moves, seat)
     return {
@@ -82,7 +81,7 @@ def _result(board: Board, view: PositionView) -> dict[str, Any] | None:
     }
 
 
-def text_record(board: Board, moves: Sequence[MoveRow], seat: int | None) -> str:
+def text_record(board: Board, moves: Sequence[MoveRecord], seat: int | None) -> str:
     """The board's record as ``seat`` (None: the public) may see it, as plain text: a few
     lines about the board, the moves numbered as ``history`` numbers them, and the result."""
     view = project(board, moves, seat)
@@ -117,7 +116,7 @@ def _seen_by(view: PositionView, seat: int | None) -> str:
     return f"{player}, {view.viewer}"
 
 
-def pgn_record(board: Board, moves: Sequence[MoveRow]) -> str | None:
+def pgn_record(board: Board, moves: Sequence[MoveRecord]) -> str | None:
     """The board as PGN (python-chess's reader and pyffish read it), or None for a game that
     has no PGN record, and for a running board of a game with hidden information (a PGN
     record is public)."""

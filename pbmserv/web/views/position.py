@@ -4,10 +4,12 @@ previous / next / last, and the records."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
+from markupsafe import Markup, escape
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -59,17 +61,7 @@ def _context(opened: Opened, view: PositionView, since: int | None) -> dict[str,
         "picture": f"{opened.base}/{view.ply}.svg",
         "png": f"{opened.base}/{view.ply}.png",
         "steps": _steps(view, at),
-        "moves": [
-            {
-                "label": move.label,
-                "text": move.text,
-                "player": move.player,
-                "href": at(move.ply + 1),
-                "current": move.ply + 1 == view.ply,
-                "new": since is not None and move.ply >= since,
-            }
-            for move in view.moves
-        ],
+        "moves": _move_list(view, at, since),
         "new_count": 0 if since is None else sum(1 for m in view.moves if m.ply >= since),
         "players": [
             {"seat": p.seat, "role": p.role, "userid": p.userid, "to_move": p.userid in acting}
@@ -79,6 +71,26 @@ def _context(opened: Opened, view: PositionView, since: int | None) -> dict[str,
         "records": _records(opened.base, game is not None and "pgn" in game.SPEC.record_formats),
         "rules": f"/rules/{view.game}",
     }
+
+
+NEW_ITEM = ' class="new"'
+NEW_MARK = ' <span class="new-mark">new</span>'
+
+
+def _move_list(view: PositionView, at: Callable[[int], str], since: int | None) -> Markup:
+    """The moves as list items, each a link to the position it made (the one shown marked
+    current, those from ``since`` on marked new). Written here rather than in the template:
+    a game of 200 moves would cost a template loop's attribute lookups on every page."""
+    items = []
+    for move in view.moves:
+        new = since is not None and move.ply >= since
+        current = ' aria-current="page"' if move.ply + 1 == view.ply else ""
+        items.append(
+            f'<li{NEW_ITEM if new else ""}><a href="{escape(at(move.ply + 1))}"{current}>'
+            f"{escape(move.label)} {escape(move.text)}</a> "
+            f'<span class="who">{escape(move.player)}</span>{NEW_MARK if new else ""}</li>'
+        )
+    return Markup("\n".join(items))
 
 
 def _seat_player(view: PositionView, seat: int | None) -> str | None:

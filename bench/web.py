@@ -35,7 +35,8 @@ the deploy kit's pbmserv-web unit runs it), so that "off" is no process at all. 
 moves a second with the site serving to the mean of the two runs without it.
 
 Goals (issue 50): a page in <= 5 ms of the web process's CPU, a 304 in <= 1 ms, and moves a
-second with the site serving 20 pages a second >= 0.9x those with the site off.
+second with the site serving 20 pages a second >= 0.9x those with the site off. Then the player
+pages' rows, bench/rig/web_players.py (issue 51: a player page of 500 rated boards <= 10 ms).
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ from bench.rig.move_load import (  # noqa: E402
     run_load,
     set_up_by_mail,
 )
+from bench.rig.web_players import player_rows  # noqa: E402
 from pbmserv.config import Settings  # noqa: E402
 from pbmserv.core.context import CommandContext  # noqa: E402
 from pbmserv.core.dispatch import dispatch_line  # noqa: E402
@@ -563,7 +565,7 @@ def main(argv: list[str] | None = None) -> None:
         with scratch_database(args.pg, workdir, "web") as db:
             played = play_games(db.url, args)
             with web_process(db.url, workdir) as web:
-                rows = pages_part(played, web, args)
+                rows = pages_part(played, web, args) + player_rows(db.url, web, args, measure, get)
                 tracebacks = web.tracebacks()
         print()
         print_pages(rows)

@@ -155,6 +155,8 @@ REAL_WORLD_SUITES: dict[str, str] = {
     "tests/e2e/board_mail/test_board_pictures_in_a_browser.py": "browser",
     "tests/e2e/board_mail/test_board_html_on_a_phone.py": "browser",
     "tests/web/test_browser.py": "browser",
+    "tests/web/test_browser_players.py": "browser",
+    "tests/web/test_tournaments_browser.py": "browser",
     "tests/robots/test_strength_bench.py": "strength",
     "tests/games/test_conformance.py": "random_games",
     "tests/games/test_extinction_oracle.py": "random_games",
@@ -170,6 +172,7 @@ REAL_WORLD_SUITES: dict[str, str] = {
     "tests/e2e/server_processes/test_deployment_paths.py": "processes",
     "tests/e2e/server_processes/test_workers.py": "processes",
     "tests/e2e/server_processes/test_web_process.py": "processes",
+    "tests/e2e/server_processes/test_health_and_metrics.py": "processes",
 }
 
 

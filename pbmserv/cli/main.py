@@ -264,6 +264,7 @@ def _serve(settings: Settings) -> int:
         session_factory(engine),
         settings,
         parent=int(parent) if parent else None,
+        heartbeat=True,  # for the web view's /healthz and /metrics (runtime/heartbeats.py)
         **_serving_parts(
             settings, itself, first_worker=os.environ.get(WORKER_SLOT_ENV, "0") == "0"
         ),

@@ -20,6 +20,7 @@ from pbmserv.config.sources import (
     read_env_file,
 )
 from pbmserv.config.timing import IdleLimits, parse_hours
+from pbmserv.config.web import metrics_networks
 from pbmserv.time_controls import TimeControlError, parse_time_control
 
 LOG_FORMATS = ("text", "json")
@@ -29,7 +30,7 @@ _WEB_LISTEN = re.compile(r"[^\s:]*:\d{1,5}|\[[0-9a-fA-F:.]+\]:\d{1,5}")
 _WEB_URL = re.compile(r"https?://[^\s/?#]+(/[^\s?#]*)?")
 # Settings whose empty value says something (web_listen: no web view): an empty variable sets
 # them, where for the others it counts as unset.
-_EMPTY_IS_A_VALUE = frozenset({"web_listen"})
+_EMPTY_IS_A_VALUE = frozenset({"web_listen", "web_metrics_from"})
 # A host name (letters, digits, hyphens, dots) or an address literal such as [192.0.2.1].
 _EHLO_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252}[A-Za-z0-9])?|\[[0-9A-Fa-f.:]{2,45}\]")
 
@@ -62,6 +63,14 @@ def _convert(name: str, raw: object) -> object:
         raise ConfigError(f"web_listen must be HOST:PORT (or empty: no web view), not {raw!r}")
     if name == "web_url" and str(raw) and not _WEB_URL.fullmatch(str(raw)):
         raise ConfigError(f"web_url must be an http:// or https:// address, not {raw!r}")
+    if name == "web_metrics_from":
+        try:
+            metrics_networks(str(raw))
+        except ValueError:
+            raise ConfigError(
+                "web_metrics_from must be addresses or networks, comma-separated "
+                f"(127.0.0.1, ::1, 10.0.0.0/8), not {raw!r}"
+            ) from None
     if name == "relay_tls" and raw not in RELAY_TLS_LEVELS:
         levels = ", ".join(RELAY_TLS_LEVELS)
         raise ConfigError(f"relay_tls must be one of {levels}, not {raw!r}")

@@ -16,6 +16,7 @@ ENV_NAMES = {
     "listen": "PBMSERV_LISTEN",
     "web_listen": "PBMSERV_WEB_LISTEN",
     "web_url": "PBMSERV_WEB_URL",
+    "web_metrics_from": "PBMSERV_WEB_METRICS_FROM",
     "relay": "PBMSERV_RELAY",
     "relay_username": "PBMSERV_RELAY_USERNAME",
     "relay_password": "PBMSERV_RELAY_PASSWORD",

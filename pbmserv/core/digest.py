@@ -1,8 +1,8 @@
 """Daily digests: for a user who chose ``digest=daily``, one mail a day (at ``digest_hour``)
 listing every board where it is their move, each with its picture and reply address, instead of
-a board mail after every move (and, where the server has a web view, a link to each board's page).
-Game ends, new games, proposals and reminders still come at once (see
-``board_views.notify_board``). Run with the maintenance, hourly by ``serve``."""
+a board mail after every move (and, where the server has a web view, a link to each board's page
+and to the player's Atom feed). Game ends, new games, proposals and reminders still come at once
+(see ``board_views.notify_board``). Run with the maintenance, hourly by ``serve``."""
 
 from __future__ import annotations
 
@@ -65,6 +65,12 @@ def _waiting_for(ctx: CommandContext, user: User) -> list[tuple[Board, int]]:
     return waiting
 
 
+def feed_link(base: str, userid: str) -> str:
+    """The player's Atom feed on the web view at ``base``: their boards where it is their move
+    and their finished games (``web/views/feeds.py``)."""
+    return f"{base}/u/{userid}/feed.atom"
+
+
 def _mail_digest(
     ctx: CommandContext, user: User, boards: list[tuple[Board, int]], now: datetime
 ) -> None:
@@ -82,7 +88,13 @@ def _mail_digest(
         picture = board_picture(ctx, board, seat, user)
         if picture is not None:
             pictures.append(picture)
-    data = {"userid": user.display_id, "date": now.date().isoformat(), "boards": entries}
+    data: dict[str, object] = {
+        "userid": user.display_id,
+        "date": now.date().isoformat(),
+        "boards": entries,
+    }
+    if base is not None:  # the player's Atom feed of the boards waiting for them (web/)
+        data["feed"] = feed_link(base, user.display_id)
     # Bulk mail: it names the one mail that turns the digest off (List-Unsubscribe).
     bulk = unsubscribing.bulk_mail(bounce_key(ctx.session), user, "digest")
     ctx.notify(

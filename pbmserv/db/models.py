@@ -534,3 +534,27 @@ def table_of(model: type[Base]) -> Table:
     """The Core table of a mapped class, for hot statements written without the ORM
     (``__table__`` is typed as any FromClause; a declarative model's is always a Table)."""
     return cast(Table, model.__table__)
+
+
+class Heartbeat(Base):
+    """What a `serve` last said of one of its processes (runtime/heartbeats.py writes it every
+    few seconds, from the parent's view of its children); the web view's /healthz and /metrics
+    read it. A report older than three of its intervals is stale: that server stopped saying."""
+
+    __tablename__ = "heartbeats"
+
+    #: The `serve` that reports: its host and where it listens (and its worker slot).
+    server: Mapped[str] = mapped_column(String(200), primary_key=True)
+    #: The process's part of the work: listener, processing, delivery, robots, web ("+"
+    #: between them when one process does several).
+    role: Mapped[str] = mapped_column(String(60), primary_key=True)
+    #: Which of the role's processes (delivery_processes may start several).
+    slot: Mapped[int] = mapped_column(Integer, primary_key=True)
+    pid: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    #: up | restarting (dead, to be started again after a pause)
+    state: Mapped[str] = mapped_column(String(16))
+    seen_at: Mapped[datetime] = mapped_column(DateTime(timezone=True))
+    #: How often the server reports (seconds).
+    every_seconds: Mapped[float] = mapped_column(Float)
+    #: How often the parent started the process again since it started itself.
+    restarts: Mapped[int] = mapped_column(Integer, default=0)

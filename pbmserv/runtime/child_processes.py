@@ -92,6 +92,11 @@ class Children:
         self.pipe = WakePipe()
         self.processes: list[tuple[subprocess.Popen[bytes], float] | None] = [None] * count
         self.delay = 1.0
+        #: How often each slot's child was started again.
+        self.restarts = [0] * count
+        #: Called when a child is found dead and when one is started again (the heartbeat,
+        #: runtime/heartbeats.py, says so at once).
+        self.on_change: Callable[[], None] | None = None
 
     def start(self) -> None:
         for slot in range(self.count):
@@ -131,13 +136,30 @@ class Children:
                     self.delay,
                 )
                 self.processes[slot] = None
+                self._changed()
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stopping.wait(), timeout=self.delay)
                 if not stopping.is_set():
                     self._start(slot)
+                    self.restarts[slot] += 1
+                    self._changed()
                     self.wake()  # whatever woke the one that died is still to do
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stopping.wait(), timeout=CHECK_SECONDS)
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def states(self) -> list[tuple[int, int | None, bool]]:
+        """Each slot's child as the parent sees it: (slot, pid or None, whether it runs)."""
+        seen: list[tuple[int, int | None, bool]] = []
+        for slot, entry in enumerate(self.processes):
+            if entry is None:
+                seen.append((slot, None, False))
+            else:
+                seen.append((slot, entry[0].pid, entry[0].poll() is None))
+        return seen
 
     def signal_stop(self) -> list[subprocess.Popen[bytes]]:
         """SIGTERM to every running child (each finishes the work in hand); those signalled."""

@@ -27,6 +27,7 @@ from pbmserv.runtime.child_processes import (
     stop_all,
     wake_through,
 )
+from pbmserv.runtime.heartbeats import Heartbeats, server_name
 from pbmserv.runtime.processor import Processed, process_next
 from pbmserv.runtime.robot_runner import RobotRunner
 from pbmserv.runtime.upkeep import maintain, sweep
@@ -70,6 +71,7 @@ class Server:
         children: list[Children] | None = None,
         wake_fd: int | None = None,
         mail_wake_fd: int | None = None,
+        heartbeat: bool = False,
     ) -> None:
         self.factory = factory
         self.settings = settings
@@ -84,6 +86,9 @@ class Server:
         self.wake_fd = wake_fd
         #: Where a processing child says mail is queued (the delivery children's pipe).
         self.mail_wake_fd = mail_wake_fd
+        #: Whether it reports itself and its children to the heartbeats table (`serve` does,
+        #: not its children: runtime/heartbeats.py).
+        self.heartbeat = heartbeat
         self._work = asyncio.Event()
         self._mail = asyncio.Event()
         self._stopping = asyncio.Event()
@@ -279,6 +284,12 @@ class Server:
         for group in self.children:
             group.start()
             tasks.append(asyncio.create_task(group.supervise(self._stopping)))
+        if self.heartbeat:
+            where = f"{self.settings.listen_host}:{self.port}" if listener else "imap"
+            beats = Heartbeats(
+                self.factory.kw["bind"], server_name(where), self.parts, self.children
+            )
+            tasks.append(asyncio.create_task(beats.run(self._stopping)))
         if self.wake_fd is not None:
             listen_for_wakes(self.wake_fd, loop, self._woken, self.stop)
             log.info("%s process (pid %s)", named(self.parts), os.getpid())

@@ -13,6 +13,7 @@ from pbmserv.resources import templates_dir
 from pbmserv.web.database import read_engine, read_sessions
 from pbmserv.web.errors import Handlers
 from pbmserv.web.headers import Manners
+from pbmserv.web.metrics import Measured, Metrics
 from pbmserv.web.routes import routes
 from pbmserv.web.site import Site
 
@@ -22,13 +23,18 @@ def make_app(settings: Settings, engine: Engine | None = None) -> Starlette:
     snapshot a request and takes no write lock), or over ``engine`` as it is given."""
     site = Site(settings, read_sessions(engine or read_engine(settings.db_url)))
     handlers = Handlers(site)
+    metrics = Metrics(site.sessions)  # /metrics (views/operator.py): each site its own
     app = Starlette(
         routes=routes(templates_dir() / "web" / "static"),
-        middleware=[Middleware(Manners, error_page=handlers.page_for)],
+        middleware=[
+            Middleware(Measured, metrics=metrics),  # outermost: every answer counted
+            Middleware(Manners, error_page=handlers.page_for),
+        ],
         exception_handlers={
             HTTPException: handlers.http_error,
             Exception: handlers.server_error,
         },
     )
     app.state.site = site
+    app.state.metrics = metrics
     return app

@@ -28,7 +28,10 @@ from pbmserv.web.boards import (
 )
 from pbmserv.web.database import reading
 from pbmserv.web.site import Site, site_of
-from pbmserv.web.views import front, games, pictures, position, records, rules
+from pbmserv.web.views import front, games, pictures, position, records, rules, tournaments
+from pbmserv.web.views.feeds import board_feed, player_feed
+from pbmserv.web.views.operator import healthz, metrics
+from pbmserv.web.views.players import player_page, ratings_page, search_page, versus_page
 
 #: How a route finds its board: by number (the public) or by a private link's token.
 Opener = Callable[[Site, Session, str], Opened]
@@ -94,8 +97,18 @@ def routes(static: Path) -> list[BaseRoute]:
         Route("/games", games.games),
         Route("/rules/{game}", rules.rules),
         Route("/g/{board}", public_board),
+        Route("/g/{board}/feed.atom", board_feed),  # issue 51, feeds: before the position
         Route("/g/{board}/{position}", public_position),
         Route("/p/{token}", private_board),
         Route("/p/{token}/{position}", private_position),
+        Route("/u/{userid}", player_page),  # issue 51, players
+        Route("/u/{userid}/vs/{other}", versus_page),
+        Route("/ratings/{game}", ratings_page),
+        Route("/search", search_page),
+        Route("/tournaments", tournaments.tournaments),
+        Route("/t/{tournament}", tournaments.tournament),
+        Route("/u/{userid}/feed.atom", player_feed),  # issue 51, feeds
+        Route("/healthz", healthz),  # issue 51, operator (web_metrics_from's clients alone)
+        Route("/metrics", metrics),
         Mount("/static", StaticFiles(directory=static), name="static"),
     ]

@@ -23,6 +23,8 @@ from pbmserv.web.replay import States
 
 #: How many projected views are kept (a few tens of kilobytes each: the picture's SVG).
 VIEWS = 512
+#: How many finished boards' result texts are kept (a line each), for the feeds.
+RESULTS = 4096
 
 
 def html_environment(root: Path) -> Environment:
@@ -69,6 +71,8 @@ class Site:
     views: Kept[Any, PositionView] = field(default_factory=lambda: Kept(VIEWS))
     #: Each board's moves by (board, row version): see web/boards.py.
     moves: Kept[tuple[int, int], tuple[Any, ...]] = field(default_factory=lambda: Kept(VIEWS))
+    #: Finished boards' result texts by (board, row version), for the feeds.
+    results: Kept[tuple[int, int], str] = field(default_factory=lambda: Kept(RESULTS))
     root: Path = field(default_factory=templates_dir)
 
     def __post_init__(self) -> None:

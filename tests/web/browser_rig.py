@@ -134,9 +134,12 @@ def _stop(server: subprocess.Popen[bytes]) -> None:
 
 
 @contextmanager
-def played_site(db_url: str, folder: Path) -> Iterator[PlayedSite]:
+def played_site(
+    db_url: str, folder: Path, play: Callable[[PlayedSite], None] | None = None
+) -> Iterator[PlayedSite]:
     """`pbmserv serve` with its web view and links in mail, relaying to a capturing sink;
-    alice and bob sign up and play a Chameleon and an HMDG game by SMTP."""
+    alice and bob sign up and play a Chameleon and an HMDG game by SMTP (``play``: what is
+    played instead)."""
     sink = Sink().start()
     smtp_port, web_port = _two_ports()
     base = f"http://127.0.0.1:{web_port}"
@@ -158,7 +161,7 @@ def played_site(db_url: str, folder: Path) -> Iterator[PlayedSite]:
     try:
         _wait_for_front_page(base, log_path)
         site = PlayedSite(base, smtp_port, sink, engine, log_path)
-        _play(site)
+        (play or _play)(site)
         yield site
     finally:
         _stop(server)

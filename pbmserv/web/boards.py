@@ -35,6 +35,14 @@ def number_in(text: str) -> int | None:
     return int(text) if _NUMBER.fullmatch(text) else None
 
 
+def page_number(request: Request) -> int:
+    """The ``?page=`` of a paged list (1 when none; 400 when it is not a number from 1)."""
+    page = number_in(request.query_params.get("page", "1"))
+    if page is None or page < 1:
+        raise HTTPException(400, "A page is a number, like 2.")
+    return page
+
+
 def split_kind(text: str, kinds: Iterable[str]) -> tuple[str, str]:
     """``"17.json"`` -> ``("17", "json")``, ``"17"`` -> ``("17", "")``; 404 for a kind not in
     ``kinds`` ("" meaning none)."""

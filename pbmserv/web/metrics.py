@@ -97,6 +97,27 @@ class Metrics:
         self.registry.register(self.database)
 
 
+class Answered:
+    """The status an app answered one request with (0: none yet, the client left before)."""
+
+    def __init__(self) -> None:
+        self.status = 0
+
+    async def call(self, app: ASGIApp, scope: Scope, receive: Receive, send: Send) -> None:
+        """Run ``app`` on the request, noting its status (500 when it raised before one)."""
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                self.status = int(message["status"])
+            await send(message)
+
+        try:
+            await app(scope, receive, sending)
+        except Exception:
+            self.status = self.status or 500  # what the server answers for the app
+            raise
+
+
 class Measured:
     """ASGI middleware: each HTTP request counted and timed under its route's template (read
     from the scope once the router has matched it)."""
@@ -110,24 +131,14 @@ class Measured:
             await self.app(scope, receive, send)
             return
         started = time.perf_counter()
-        status = 0
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
+        seen = Answered()
         try:
-            await self.app(scope, receive, sending)
-        except Exception:
-            status = status or 500
-            raise
+            await seen.call(self.app, scope, receive, send)
         finally:
             route = getattr(scope.get("route"), "path", None) or UNMATCHED
             method = scope.get("method", "")
             self.metrics.requests.labels(
-                route, method if method in ("GET", "HEAD") else "other", str(status or "none")
+                route, method if method in ("GET", "HEAD") else "other", str(seen.status or "none")
             ).inc()
             self.metrics.latency.labels(route).observe(time.perf_counter() - started)
 

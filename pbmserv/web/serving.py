@@ -32,6 +32,7 @@ from typing import Any
 import uvicorn
 
 from pbmserv.config import Settings
+from pbmserv.web.metrics import Answered
 
 log = logging.getLogger("pbmserv.web")
 
@@ -71,20 +72,11 @@ class CountedRequests:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        status = 0  # none yet
-
-        async def sending(message: Message) -> None:
-            nonlocal status
-            if message["type"] == "http.response.start":
-                status = int(message["status"])
-            await send(message)
-
+        seen = Answered()
         try:
-            await self.app(scope, receive, sending)
-        except Exception:
-            status = status or 500  # what uvicorn answers for the app
-            raise
+            await seen.call(self.app, scope, receive, send)
         finally:
+            status = seen.status
             # No status: the client left before the answer began.
             self.counts[f"{status // 100}xx" if status else "unanswered"] += 1
             if log.isEnabledFor(logging.DEBUG):

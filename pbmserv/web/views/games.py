@@ -15,7 +15,7 @@ from starlette.responses import RedirectResponse, Response
 from pbmserv.core.commands.accounts import USERID_PATTERN
 from pbmserv.db.models import GameRow, Seat, User
 from pbmserv.games import all_games, find_game
-from pbmserv.web.boards import number_in
+from pbmserv.web.boards import number_in, page_number
 from pbmserv.web.database import reading
 from pbmserv.web.site import site_of
 
@@ -31,7 +31,7 @@ def games(request: Request) -> Response:
             raise HTTPException(400, "A board number is a number, like 17.")
         return RedirectResponse(f"/g/{board}", status_code=303)
     chosen = _filters(request)
-    page = _page_number(request)
+    page = page_number(request)
     query = _query(chosen).offset((page - 1) * PER_PAGE).limit(PER_PAGE + 1)
     with reading(site.sessions) as session:
         rows = [_row(row) for row in session.scalars(query)]
@@ -63,14 +63,6 @@ def _filters(request: Request) -> dict[str, str]:
     if chosen["status"] and chosen["status"] not in STATUSES:
         raise HTTPException(400, "A status is active or finished.")
     return chosen
-
-
-def _page_number(request: Request) -> int:
-    text = request.query_params.get("page", "1")
-    page = number_in(text)
-    if page is None or page < 1:
-        raise HTTPException(400, "A page is a number, like 2.")
-    return page
 
 
 def _query(chosen: dict[str, str]) -> Select[GameRow]:

@@ -32,7 +32,7 @@ from pbmserv.core.ratings.timeline import RatedPoint, head_to_head, timelines_of
 from pbmserv.core.robots.turns import LEVEL_NAMES
 from pbmserv.db.models import Rating, User, table_of
 from pbmserv.games import find_game
-from pbmserv.web.boards import number_in
+from pbmserv.web.boards import number_in, page_number
 from pbmserv.web.chart import point_rows, rating_chart
 from pbmserv.web.database import reading
 from pbmserv.web.headers import REVALIDATE, etag_of, not_modified
@@ -74,7 +74,7 @@ def player_page(request: Request) -> Response:
 
 def versus_page(request: Request) -> Response:
     site = site_of(request)
-    page = _page_number(request)
+    page = page_number(request)
     with reading(site.sessions) as session:
         first = _user(session, request.path_params["userid"])
         second = _user(session, request.path_params["other"])
@@ -95,14 +95,6 @@ def versus_page(request: Request) -> Response:
         "next": f"{base}?page={page + 1}" if len(finished) > FINISHED else None,
     }
     return _public_page(request, site, "versus", context)
-
-
-def _page_number(request: Request) -> int:
-    text = request.query_params.get("page", "1")
-    page = number_in(text)
-    if page is None or page < 1:
-        raise HTTPException(400, "A page is a number, like 2.")
-    return page
 
 
 def ratings_page(request: Request) -> Response:

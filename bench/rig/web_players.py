@@ -7,9 +7,10 @@ accepted and resigned, a day apart), and their pages asked of ``pbmserv web``:
   player, 304     the same with its ETag (the page is made to know its tag: little less)
   head to head    /u/A/vs/B: the score of the 500, the newest 50 boards
   rating list     /ratings/chameleon
+  player's feed   /u/USERID/feed.atom: the boards where it is their move, the newest 20 over
 
-Goal (issue 51): a player page with 500 rated boards and its charts in <= 10 ms of the web
-process's CPU.
+Goals (issue 51): a player page with 500 rated boards and its charts in <= 10 ms of the web
+process's CPU; that player's Atom feed in <= 5 ms.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pbmserv.db.engine import make_engine, session_factory, transaction
 from pbmserv.db.models import GameRow
 from pbmserv.db.times import utcnow
 
-GOAL_PLAYER_MS = 10.0
+GOAL_PLAYER_MS, GOAL_FEED_MS = 10.0, 5.0
 RATED = 500
 #: Players of their own, apart from bench/web.py's long games.
 PLAYERS = (("pat", "secret1", "pat@bench.example"), ("quinn", "hunter22", "quinn@bench.example"))
@@ -87,9 +88,12 @@ def player_rows(
     pat, quinn = PLAYERS[0][0], PLAYERS[1][0]
     connection = http.client.HTTPConnection("127.0.0.1", web.port, timeout=60)
     status, etag, body = get(connection, f"/u/{pat}", {})
-    connection.close()
     if status != 200 or not etag or body.count(b"<svg") != 2:
         raise RuntimeError(f"/u/{pat}: {status}, ETag {etag!r}, {body.count(b'<svg')} charts")
+    status, _tag, feed = get(connection, f"/u/{pat}/feed.atom", {})
+    if status != 200 or feed.count(b"<entry>") != 20:
+        raise RuntimeError(f"/u/{pat}/feed.atom: {status}, {feed.count(b'<entry>')} entries")
+    connection.close()
     n = max(1, min(args.requests, 500))
     title = f"player pages ({rated} rated boards)"
     runs: tuple[tuple[str, str, dict[str, str], int, float | None], ...] = (
@@ -97,6 +101,7 @@ def player_rows(
         ("player, 304", f"/u/{pat}", {"If-None-Match": etag}, 304, GOAL_PLAYER_MS),
         ("head to head", f"/u/{pat}/vs/{quinn}", {}, 200, None),
         ("rating list", "/ratings/chameleon", {}, 200, None),
+        ("player's feed", f"/u/{pat}/feed.atom", {}, 200, GOAL_FEED_MS),
     )
     rows = []
     for name, path, headers, expect, goal in runs:

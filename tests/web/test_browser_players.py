@@ -14,6 +14,7 @@ failure in CI without it.
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import shutil
@@ -24,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import Received
 from tests.web.browser_rig import (
     ALICE,
     BOB,
@@ -73,7 +75,7 @@ def _play(site: PlayedSite) -> None:
     site.boards["running"] = _board_number(out, "chameleon")
 
 
-def _board_number(out: list, game: str) -> int:  # type: ignore[type-arg]
+def _board_number(out: list[Received], game: str) -> int:
     for mail in out:
         if found := re.fullmatch(rf"{game} board (\d+)", mail.subject):
             return int(found.group(1))
@@ -228,8 +230,22 @@ def test_the_feeds_open_without_an_error(site: PlayedSite, browser: Browser) -> 
     assert [p for p in browser.problems if not NO_FAVICON.search(p["message"])] == []
 
 
-def test_probe(site: PlayedSite, browser: Browser) -> None:
+DATES = """
+return Array.from(document.querySelectorAll('figure.chart svg')).map(function (svg) {
+  return Array.from(svg.querySelectorAll('g.axis.dates text')).map(function (text) {
+    var box = text.getBoundingClientRect(); return [box.left, box.right]; });
+});
+"""
+
+
+@pytest.mark.xfail(
+    strict=True,
+    raises=AssertionError,
+    reason="pbmserv/web/chart.py: with 5 points the dates under the chart are drawn at points "
+    "0, 1, 3 and 4, 97 of its 480 units apart; each date is ~72 units wide, so the first two "
+    "and the last two overlap",
+)
+def test_the_dates_under_a_chart_do_not_overlap(site: PlayedSite, browser: Browser) -> None:
     browser.open(f"{site.web}/u/alice")
-    print(browser.script("""return Array.from(document.querySelectorAll('svg.chart')).map(function (svg) {
-      return Array.from(svg.querySelectorAll('g.axis.dates text')).map(function (t) {
-        var r = t.getBoundingClientRect(); return [t.textContent, Math.round(r.left), Math.round(r.right)]; }); });"""))
+    for spans in browser.script(DATES):
+        assert spans and all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans

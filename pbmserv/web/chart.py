@@ -11,7 +11,7 @@ chart is hidden from screen readers and its links are out of the tab order.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from markupsafe import Markup
 
@@ -24,6 +24,8 @@ BAND_REACH = 250.0
 STEPS = (10, 20, 25, 50, 100, 200, 250, 500, 1000)
 MOST_TICKS = 5
 DATES = 4
+#: About how wide a date under the chart is drawn (10 characters), and the room between two.
+DATE_WIDTH, DATE_ROOM = 72, 6
 GLICKO, ELO, GRID, INK = "#0b4f9c", "#b24a00", "#d8d8d0", "#4a4a4a"
 
 
@@ -104,8 +106,7 @@ def rating_chart(points: Sequence[RatedPoint], name: str) -> Markup:
     out.append("</g>")
     out.append('<g class="axis dates">')
     base = HEIGHT - BOTTOM
-    shown = sorted({round(k * (n - 1) / (DATES - 1)) for k in range(DATES)}) if n > 1 else [0]
-    for i in shown:
+    for i in _date_marks(points, x):
         at = _number(x(i))
         anchor = "middle" if n == 1 else "start" if i == 0 else "end" if i == n - 1 else "middle"
         out.append(
@@ -159,3 +160,27 @@ def _legend() -> str:
         'stroke-width="2" stroke-dasharray="6 4"/>'
         f'<text x="{LEFT + 188}" y="13" dominant-baseline="middle">Elo</text></g>'
     )
+
+
+def _date_marks(points: Sequence[RatedPoint], x: Callable[[int], float]) -> list[int]:
+    """The points whose dates are written under the chart: up to :data:`DATES` spread evenly,
+    never overlapping (the first date is anchored at its start, the last at its end, the others
+    at their middle) nor the same day again; the last point's kept before a middle one."""
+    n = len(points)
+    wanted = sorted({round(k * (n - 1) / (DATES - 1)) for k in range(DATES)}) if n > 1 else [0]
+
+    def clear(left: int, right: int) -> bool:
+        reach = DATE_WIDTH if left == 0 else DATE_WIDTH / 2
+        back = DATE_WIDTH if right == n - 1 else DATE_WIDTH / 2
+        return x(right) - x(left) >= reach + back + DATE_ROOM
+
+    marks: list[int] = []
+    for i in wanted:
+        if marks and points[i].day == points[marks[-1]].day:
+            continue
+        if marks and not clear(marks[-1], i):
+            if i == n - 1 and len(marks) > 1 and clear(marks[-2], i):
+                marks[-1] = i
+            continue
+        marks.append(i)
+    return marks

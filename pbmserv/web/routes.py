@@ -94,6 +94,7 @@ def routes(static: Path) -> list[BaseRoute]:
     return [
         Route("/", front.front),
         Route("/robots.txt", front.robots_txt),
+        Route("/favicon.ico", front.favicon),
         Route("/games", games.games),
         Route("/rules/{game}", rules.rules),
         Route("/g/{board}", public_board),

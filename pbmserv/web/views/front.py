@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from sqlalchemy import func, select
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import PlainTextResponse, RedirectResponse, Response
 
 from pbmserv.db.models import GameRow
 from pbmserv.games import all_games
@@ -37,3 +37,8 @@ def front(request: Request) -> Response:
 
 def robots_txt(request: Request) -> Response:
     return PlainTextResponse(ROBOTS_TXT)
+
+
+def favicon(request: Request) -> Response:
+    """``/favicon.ico``, which browsers ask of a document naming no icon (a feed): the site's."""
+    return RedirectResponse("/static/favicon.svg", status_code=301)

@@ -21,8 +21,10 @@ from pbmserv.config import Settings
 from pbmserv.db.engine import session_factory
 from pbmserv.db.models import GameRow, Match, Tournament
 from pbmserv.web.app import make_app
-from tests.e2e.processes import environment, run_pbmserv
-from tests.support import Received, RunningServer, Sink, make_mail, settle, smtp_send
+from tests.e2e.by_mail.test_tournament_by_mail import Club as MailClub
+from tests.e2e.by_mail.test_tournament_by_mail import address, password
+from tests.e2e.processes import environment
+from tests.support import Received, RunningServer, Sink
 from tests.web.tournaments_rig import Club as CoreClub
 from tests.web.tournaments_rig import check_crosstable, page_of, standings_of
 
@@ -32,37 +34,14 @@ PLAYERS = ("ann", "bob", "cat", "dan")
 NAME = "club-rr"
 
 
-def address(userid: str) -> str:
-    return f"{userid}@example.org"
-
-
-def password(userid: str) -> str:
-    return f"pw-{userid}"
-
-
-class Mailers:
-    """The players at their mail programs and the operator at the shell, around one server."""
-
-    def __init__(self, server: RunningServer, engine: Engine, sink: Sink, env: dict) -> None:
-        self.server, self.engine, self.sink, self.env = server, engine, sink, env
+class Mailers(MailClub):
+    """The players at their mail programs and the operator at the shell, around one server:
+    every reply must be a success."""
 
     def send(self, userid: str, command: str) -> str:
-        """Mail one command (as the Subject); the body of the server's reply."""
-        message = make_mail(address(userid), command)
-        assert smtp_send(self.server.port, message)[0] == 250
-        settle(self.engine)
-        [reply] = [
-            m for m in self.sink.messages if m.message["In-Reply-To"] == message["Message-ID"]
-        ]
-        body = reply.body.replace("\r\n", "\n")
+        body = super().send(userid, command)
         assert "Sorry" not in body, body
         return body
-
-    def admin(self, *args: str) -> str:
-        result = run_pbmserv(["admin", "tournaments", *args], self.env)
-        assert result.returncode == 0, result.stderr.decode()
-        settle(self.engine)
-        return result.stdout.decode()
 
     def running_boards(self) -> list[tuple[int, str, str]]:
         """(board, seat 0's user, seat 1's user) of the tournament's running boards."""

@@ -238,15 +238,13 @@ def _clocks(board: Board) -> tuple[ClockSeen, ...] | None:
     if board.row.time_control is None:
         return None
     return tuple(
-        ClockSeen(
-            seat=s.seat,
-            userid=s.user.display_id,
-            seconds_left=round(s.clock_left or 0.0, 1),
-            running_since=_iso(s.clock_since),
-        )
-        for s in board.row.seats
+        clock_seen(s.seat, s.user.display_id, s.clock_left, s.clock_since) for s in board.row.seats
     )
 
 
-def _iso(when: datetime | None) -> str | None:
-    return None if when is None else as_utc(when).isoformat(timespec="seconds")
+def clock_seen(
+    seat: int, userid: str, clock_left: float | None, clock_since: datetime | None
+) -> ClockSeen:
+    """A seat's clock as a projection shows it, from its stored columns."""
+    since = None if clock_since is None else as_utc(clock_since).isoformat(timespec="seconds")
+    return ClockSeen(seat, userid, round(clock_left or 0.0, 1), since)

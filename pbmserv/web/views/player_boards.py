@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from itertools import groupby
 from typing import Any, NamedTuple
 
@@ -20,11 +19,10 @@ from markupsafe import Markup, escape
 from sqlalchemy import Select, bindparam, select
 from sqlalchemy.orm import Session
 
-from pbmserv.core.play.positions import ClockSeen
+from pbmserv.core.play.positions import clock_seen
 from pbmserv.db.models import GameRow, Seat, User, table_of
-from pbmserv.db.times import as_utc
 from pbmserv.games import find_game
-from pbmserv.time_controls import format_duration
+from pbmserv.web.views.position import clock_shown
 
 
 class PlayerSeen(NamedTuple):
@@ -176,23 +174,8 @@ def _acting(to_move: str, seats: dict[int, PlayerSeen]) -> tuple[PlayerSeen, ...
 
 
 def _clock(row: Any) -> dict[str, Any]:
-    """A seat's clock as a position's projection shows it (``positions._clocks``)."""
-    since: datetime | None = row.clock_since
-    seen = ClockSeen(
-        seat=row.seat,
-        userid=row.display_id,
-        seconds_left=round(row.clock_left or 0.0, 1),
-        running_since=None if since is None else as_utc(since).isoformat(timespec="seconds"),
-    )
-    shown_since = None
-    if seen.running_since is not None:
-        shown_since = datetime.fromisoformat(seen.running_since).strftime("%Y-%m-%d %H:%M UTC")
-    return {
-        "userid": seen.userid,
-        "left": format_duration(seen.seconds_left),
-        "since": shown_since,
-        "since_iso": seen.running_since,
-    }
+    """A seat's clock as a position's page shows it."""
+    return clock_shown(clock_seen(row.seat, row.display_id, row.clock_left, row.clock_since))
 
 
 def _names(players: list[PlayerSeen]) -> str:

@@ -67,7 +67,7 @@ def _context(opened: Opened, view: PositionView, since: int | None) -> dict[str,
             {"seat": p.seat, "role": p.role, "userid": p.userid, "to_move": p.userid in acting}
             for p in view.players
         ],
-        "clocks": [_clock(clock) for clock in view.clocks or ()],
+        "clocks": [clock_shown(clock) for clock in view.clocks or ()],
         "records": _records(opened.base, game is not None and "pgn" in game.SPEC.record_formats),
         "rules": f"/rules/{view.game}",
     }
@@ -107,7 +107,8 @@ def _steps(view: PositionView, at: Any) -> list[Step]:
     ]
 
 
-def _clock(clock: ClockSeen) -> dict[str, Any]:
+def clock_shown(clock: ClockSeen) -> dict[str, Any]:
+    """A clock as the pages word it (time left, running since when)."""
     since = None
     if clock.running_since is not None:
         since = datetime.fromisoformat(clock.running_since).strftime("%Y-%m-%d %H:%M UTC")

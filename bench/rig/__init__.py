@@ -3,7 +3,8 @@ file or a private PostgreSQL schema), `pbmserv serve` as a child process with th
 environment and an SMTP client that reports status codes. On top of it, imported by their
 full names and not from here: the Chameleon move load of throughput.py and growth.py
 (``bench.rig.move_load``, its relay in a process of its own ``bench.rig.noting_relay``), and the
-hostile mail of bench/security/fuzz_mail.py (``bench.rig.hostile_mail``, ``bench.rig.abuse``).
+hostile mail of bench/security/fuzz_mail.py (``bench.rig.hostile_mail``, ``bench.rig.abuse``),
+and another commit's server built and run beside the work tree (``bench.rig.baseline``).
 
 - basics: ports on 127.0.0.1, bounded waits, threads, child processes, a work folder, a
   percentile, a log's tracebacks, a table of figures;

@@ -304,14 +304,19 @@ def pbmserv_rig(
     servers: int = 1,
     prepare: Callable[[Engine], None] | None = None,
     workers: int = 1,
+    command: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[Rig]:
     """Everything a pbmserv measurement runs on; ``prepare`` gets the migrated database
-    before the servers start. All of it is stopped, dropped and removed afterwards."""
+    before the servers start. All of it is stopped, dropped and removed afterwards.
+    ``command``: another `pbmserv` (migrating the database and serving); ``env``: the
+    servers' settings on top of the bench's (bench/rig/server.py server_env)."""
     with contextlib.ExitStack() as stack:
         workdir = stack.enter_context(workdir_for(f"pbmbench-{label}-"))
         tracker = Tracker()
         sink = stack.enter_context(NotingRelayProcess(tracker.on_noted))
-        db = stack.enter_context(scratch_database(None if kind == "sqlite" else pg, workdir, label))
+        given = None if kind == "sqlite" else pg
+        db = stack.enter_context(scratch_database(given, workdir, label, command, env))
         engine = make_engine(db.url)  # the server's settings: growth's fill writes through it
         stack.callback(engine.dispose)
         if prepare is not None:
@@ -319,7 +324,15 @@ def pbmserv_rig(
         started = []
         for i in range(servers):
             extra = ["--workers", str(workers)] if workers > 1 else []
-            server = ServerProcess(db.url, sink.address, workdir, f"{label}-{i}", extra_args=extra)
+            server = ServerProcess(
+                db.url,
+                sink.address,
+                workdir,
+                f"{label}-{i}",
+                extra_args=extra,
+                env=env,
+                command=command,
+            )
             stack.callback(server.stop)
             started.append(server.start())
         yield Rig(workdir, tracker, db, engine, started, sink.pid)
@@ -523,3 +536,26 @@ def _summarise(
         for sent, finished in pairs:
             if first <= finished <= last:
                 result.latencies.append(finished - sent)
+
+
+def merge_results(results: Sequence[LoadResult]) -> LoadResult:
+    """Several untracked runs (a bare sink's rounds) as one: counts and seconds added up, the
+    accept rate over all their messages, the notes of each once."""
+    merged = LoadResult(moves=sum(r.moves for r in results))
+    spans = messages = 0.0
+    for result in results:
+        merged.sent += result.sent
+        merged.done += result.done
+        merged.refused += result.refused
+        merged.elapsed += result.elapsed
+        merged.smtp_times += result.smtp_times
+        merged.latencies += result.latencies
+        merged.notes += [note for note in result.notes if note not in merged.notes]
+        burst = int(result.accept_note.split()[0]) if result.accept_note else 0
+        if burst and result.accept_rate > 0:
+            messages += burst
+            spans += burst / result.accept_rate
+    if spans > 0:
+        merged.accept_rate = messages / spans
+        merged.accept_note = f"{messages:.0f} messages"
+    return merged

@@ -99,13 +99,17 @@ class ScratchDatabase:
     def kind(self) -> str:
         return "SQLite" if self.url.startswith("sqlite") else "PostgreSQL"
 
-    def upgrade(self) -> None:
-        """Run `pbmserv db upgrade`, as an operator would."""
+    def upgrade(
+        self, command: Sequence[str] | None = None, env: dict[str, str] | None = None
+    ) -> None:
+        """Run `pbmserv db upgrade`, as an operator would (``command``: another `pbmserv`
+        than this Python's, with its own migrations; ``env``: added to this environment)."""
         result = subprocess.run(
-            [*pbmserv_command(), "db", "upgrade", "--db", self.url],
+            [*(command or pbmserv_command()), "db", "upgrade", "--db", self.url],
             capture_output=True,
             timeout=120,
             cwd=ROOT,
+            env={**os.environ, **env} if env else None,
         )
         if result.returncode != 0:
             raise RuntimeError(f"pbmserv db upgrade failed: {result.stderr.decode()[-2000:]}")
@@ -147,12 +151,17 @@ class ScratchDatabase:
 
 @contextlib.contextmanager
 def scratch_database(
-    given: str | None, workdir: Path, label: str = "bench"
+    given: str | None,
+    workdir: Path,
+    label: str = "bench",
+    command: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
 ) -> Iterator[ScratchDatabase]:
-    """A migrated ScratchDatabase (see there for ``given``), dropped afterwards."""
+    """A migrated ScratchDatabase (see there for ``given``), dropped afterwards; migrated by
+    ``command`` (another `pbmserv`, see ScratchDatabase.upgrade) if given."""
     db = ScratchDatabase.create(given, workdir, label)
     try:
-        db.upgrade()
+        db.upgrade(command, env)
         yield db
     finally:
         db.drop()
@@ -233,7 +242,8 @@ def sign_off(started: float) -> None:
 class ServerProcess:
     """`pbmserv serve` as a real child process on 127.0.0.1, relaying to ``relay``, with the
     bench environment (``server_env(env)``); its log is ``workdir/NAME.log``. ``port``: a free
-    one unless given. ``poll_seconds``, ``rate_limit``: the server's defaults unless given."""
+    one unless given. ``poll_seconds``, ``rate_limit``: the server's defaults unless given.
+    ``command``: another `pbmserv` than this Python's (an older commit's, bench/rig/baseline.py)."""
 
     def __init__(
         self,
@@ -247,6 +257,7 @@ class ServerProcess:
         extra_args: Sequence[str] = (),
         poll_seconds: float | None = None,
         rate_limit: int | None = None,
+        command: Sequence[str] | None = None,
     ) -> None:
         self.name = name
         self.port = port or free_port()
@@ -258,7 +269,7 @@ class ServerProcess:
         if rate_limit is not None:
             options += ["--rate-limit", str(rate_limit)]
         self.args = [
-            *pbmserv_command(),
+            *(command or pbmserv_command()),
             "serve",
             "--db",
             db_url,

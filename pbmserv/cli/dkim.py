@@ -1,4 +1,5 @@
-"""`pbmserv dkim keygen | records`: a DKIM key, and the DNS records an operator publishes."""
+"""`pbmserv dkim keygen | records`: a DKIM key (RSA, or Ed25519 to sign beside it), and the DNS
+records an operator publishes."""
 
 from __future__ import annotations
 
@@ -12,14 +13,18 @@ from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings
 from pbmserv.outbound.signing import (
     DEFAULT_KEY_BITS,
+    DnsRecord,
     SigningError,
+    dkim_record,
     dns_records,
+    new_ed25519_key,
     new_key,
     signer_of,
     signing_domain,
 )
 
 EX_CANTCREAT = 73
+ED25519_SELECTOR = "pbmserv-ed25519"
 
 
 def add_dkim_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -31,11 +36,24 @@ def add_dkim_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser
     )
     add_config_options(keygen)
     keygen.add_argument(
-        "--key-file", type=Path, help="where to write the key (default: dkim_key_file)"
+        "--key-file",
+        type=Path,
+        help="where to write the key (default: dkim_key_file, with --ed25519 "
+        "dkim_ed25519_key_file)",
     )
-    keygen.add_argument("--selector", help="the DKIM selector (default: dkim_selector, or pbmserv)")
+    keygen.add_argument(
+        "--selector",
+        help="the DKIM selector (default: dkim_selector, or pbmserv; with --ed25519 "
+        f"dkim_ed25519_selector, or {ED25519_SELECTOR})",
+    )
     keygen.add_argument("--domain", help="the signing domain (default: the server address's)")
     keygen.add_argument("--bits", type=int, default=DEFAULT_KEY_BITS, help="RSA key size")
+    keygen.add_argument(
+        "--ed25519",
+        action="store_true",
+        help="make an Ed25519 key (RFC 8463) for a second signature beside RSA's, and print "
+        "its DNS record",
+    )
     keygen.add_argument(
         "--group",
         dest="key_group",
@@ -62,16 +80,29 @@ def run_dkim(args: argparse.Namespace, settings: Settings) -> int:
             file=sys.stderr,
         )
         return 1
-    _print_records(signer.selector, signer.domain, signer.key_pem)
+    _print_records(signer.domain, signer.records())
     return 0
 
 
 def _keygen(args: argparse.Namespace, settings: Settings) -> int:
-    path = args.key_file or settings.dkim_key_file
+    ed25519 = bool(args.ed25519)
+    prefix = "dkim_ed25519_" if ed25519 else "dkim_"
+    path = args.key_file or (settings.dkim_ed25519_key_file if ed25519 else settings.dkim_key_file)
     if path is None:
-        print("pbmserv: name the key file: --key-file PATH (or set dkim_key_file)", file=sys.stderr)
+        print(
+            f"pbmserv: name the key file: --key-file PATH (or set {prefix}key_file)",
+            file=sys.stderr,
+        )
         return 2
-    selector = args.selector or settings.dkim_selector or "pbmserv"
+    if ed25519:
+        selector = args.selector or settings.dkim_ed25519_selector or ED25519_SELECTOR
+        if selector.lower() == (settings.dkim_selector or "").lower():
+            print(
+                f"pbmserv: the RSA key has the selector {selector!r}: name another", file=sys.stderr
+            )
+            return 2
+    else:
+        selector = args.selector or settings.dkim_selector or "pbmserv"
     domain = (args.domain or signing_domain(settings)).lower()
     if path.exists():
         print(
@@ -85,7 +116,7 @@ def _keygen(args: argparse.Namespace, settings: Settings) -> int:
         except KeyError:
             print(f"pbmserv: there is no group {args.key_group!r}", file=sys.stderr)
             return 2
-    key = new_key(args.bits)
+    key = new_ed25519_key() if ed25519 else new_key(args.bits)
     try:
         _write_key(path, key, group_id)
     except OSError as error:
@@ -95,15 +126,25 @@ def _keygen(args: argparse.Namespace, settings: Settings) -> int:
         mode = "mode 0600, for this user alone; the server's user must read it"
     else:
         mode = f"mode 0640, group {args.key_group}: the server's user must be in the group"
-    print(f"Wrote a {args.bits}-bit RSA key to {path} ({mode}).")
+    if ed25519:
+        print(f"Wrote an Ed25519 key to {path} ({mode}).")
+        print()
+        # The RSA key's record, SPF and DMARC stay as published (`pbmserv dkim records`
+        # prints them all once the key is set).
+        _print_records(domain, [dkim_record(selector, domain, key)])
+    else:
+        print(f"Wrote a {args.bits}-bit RSA key to {path} ({mode}).")
+        print()
+        _print_records(domain, dns_records(selector, domain, key))
     print()
-    _print_records(selector, domain, key)
-    print()
-    print("Then set, in pbmserv.toml (or PBMSERV_DKIM_SELECTOR, PBMSERV_DKIM_KEY_FILE):")
-    print(f'  dkim_selector = "{selector}"')
-    print(f'  dkim_key_file = "{path}"')
+    variables = f"PBMSERV_{prefix.upper()}SELECTOR, PBMSERV_{prefix.upper()}KEY_FILE"
+    print(f"Then set, in pbmserv.toml (or {variables}):")
+    print(f'  {prefix}selector = "{selector}"')
+    print(f'  {prefix}key_file = "{path}"')
     if args.domain:
         print(f'  dkim_domain = "{domain}"')
+    if ed25519:
+        print("Mail then carries two signatures, RSA's and Ed25519's (the RSA key stays).")
     return 0
 
 
@@ -123,9 +164,11 @@ def _write_key(path: Path, key: bytes, group_id: int | None) -> None:
         handle.write(key)
 
 
-def _print_records(selector: str, domain: str, key: bytes) -> None:
-    print(f"Publish these DNS records for {domain}:")
-    for record in dns_records(selector, domain, key):
+def _print_records(domain: str, records: list[DnsRecord]) -> None:
+    print(
+        f"Publish {'this DNS record' if len(records) == 1 else 'these DNS records'} for {domain}:"
+    )
+    for record in records:
         print()
         print(f"; {record.why}")
         print(record.zone_line())

@@ -249,9 +249,13 @@ def _serve(settings: Settings) -> int:
         asyncio.run(server.run())
         return 0
     parent = os.environ.get(WORKER_ENV)
-    key_file = settings.dkim_key_file if settings.dkim_selector else None
-    if parent is None and key_file is not None and (exposed := key_file_exposure(key_file)):
-        log.warning(exposed)  # at the start, as ssh says it of its keys; mail still goes
+    key_files = [
+        settings.dkim_key_file if settings.dkim_selector else None,
+        settings.dkim_ed25519_key_file if settings.dkim_ed25519_selector else None,
+    ]
+    for key_file in key_files if parent is None else []:
+        if key_file is not None and (exposed := key_file_exposure(key_file)):
+            log.warning(exposed)  # at the start, as ssh says it of its keys; mail still goes
     if parent is None and settings.robots:
         _make_missing_robots(engine)
     if parent is None and settings.workers > 1:

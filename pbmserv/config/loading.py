@@ -77,6 +77,22 @@ def _convert(name: str, raw: object) -> object:
     return str(raw)
 
 
+def _check_ed25519(settings: Settings) -> None:
+    """Ed25519 signs beside RSA, never alone (few receivers check it yet), under a selector
+    of its own (one DNS record a key)."""
+    selector, key_file = settings.dkim_ed25519_selector, settings.dkim_ed25519_key_file
+    if not selector and key_file is None:
+        return
+    if not selector or key_file is None:
+        raise ConfigError("set both dkim_ed25519_selector and dkim_ed25519_key_file, or neither")
+    if not settings.dkim_selector or settings.dkim_key_file is None:
+        raise ConfigError(
+            "dkim_ed25519_selector signs beside RSA: set dkim_selector and dkim_key_file too"
+        )
+    if selector.lower() == settings.dkim_selector.lower():
+        raise ConfigError("dkim_ed25519_selector must differ from dkim_selector")
+
+
 def _clock(where: str, text: object) -> str:
     try:
         parse_time_control(str(text))
@@ -170,6 +186,7 @@ def load_settings(
         raise ConfigError(f"ehlo_name must be a host name such as mail.example.org, not {shown!r}")
     if settings.bounce_limit < 1:
         raise ConfigError("bounce_limit must be 1 or more")
+    _check_ed25519(settings)
     if settings.imap and settings.workers > 1:
         raise ConfigError("imap: run one worker (workers = 1); several would race for each message")
     if settings.imap_poll_seconds <= 0:

@@ -33,6 +33,10 @@ class OutboundSettings(ServerSettings):
     dkim_selector: str | None = None
     dkim_key_file: Path | None = None
     dkim_domain: str | None = None
+    # A second signature beside RSA's, Ed25519 (RFC 8463): its own selector and PEM private
+    # key (`pbmserv dkim keygen --ed25519`). Both set, with the RSA ones: mail carries both.
+    dkim_ed25519_selector: str | None = None
+    dkim_ed25519_key_file: Path | None = None
     spool: Path = Path("spool")
     # SMTP connections `serve` delivers over at once: each message waits for the relay's
     # answers, so one connection alone leaves the server idle between them.

@@ -27,6 +27,8 @@ ENV_NAMES = {
     "dkim_selector": "PBMSERV_DKIM_SELECTOR",
     "dkim_key_file": "PBMSERV_DKIM_KEY_FILE",
     "dkim_domain": "PBMSERV_DKIM_DOMAIN",
+    "dkim_ed25519_selector": "PBMSERV_DKIM_ED25519_SELECTOR",
+    "dkim_ed25519_key_file": "PBMSERV_DKIM_ED25519_KEY_FILE",
     "bounce_limit": "PBMSERV_BOUNCE_LIMIT",
     "imap": "PBMSERV_IMAP",
     "imap_password": "PBMSERV_IMAP_PASSWORD",

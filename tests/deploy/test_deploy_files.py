@@ -83,14 +83,14 @@ def test_the_example_config_loads_with_the_production_values_it_states() -> None
 
 def test_the_example_config_names_every_setting() -> None:
     text = read("pbmserv.toml")
-    named = set(re.findall(r"^#? ?([a-z_]+) = ", text, re.M))
+    named = set(re.findall(r"^#? ?([a-z0-9_]+) = ", text, re.M))
     assert {f.name for f in fields(Settings)} - {"game_limits", "game_clocks"} <= named
     # ... and its commented-out keys are valid too, once uncommented.
     assert {"relay_username", "relay_password"} <= set(re.findall(r"^# ([a-z_]+) = ", text, re.M))
 
 
 def test_the_commented_out_settings_load_when_uncommented(tmp_path: Path) -> None:
-    text = re.sub(r"^# ([a-z_]+ = )", r"\1", read("pbmserv.toml"), flags=re.M)
+    text = re.sub(r"^# ([a-z0-9_]+ = )", r"\1", read("pbmserv.toml"), flags=re.M)
     # The env file it names, as the install procedure makes it (empty), here in tmp_path.
     env_file = tmp_path / "pbmserv.env"
     env_file.write_text("# secrets\nPBMSERV_RELAY_PASSWORD=from-the-env-file\n")

@@ -62,11 +62,19 @@ def gone(pid: int, seconds: float) -> bool:
 
 
 def roles(parent: int, count: int, timeout: float = 30.0) -> dict[str, int]:
-    """The parent's children by the part of the work each does."""
-    return {
-        environ_of(pid)["PBMSERV_CHILD_ROLE"]: pid
-        for pid in wait_for_children(parent, count, timeout)
-    }
+    """The parent's children by the part of the work each does. A child caught between fork
+    and exec still shows its parent's environment (no role yet): look again until each has one."""
+    deadline = time.monotonic() + timeout
+    while True:
+        pids = wait_for_children(parent, count, timeout)
+        try:
+            found = {environ_of(pid).get("PBMSERV_CHILD_ROLE"): pid for pid in pids}
+        except OSError:  # one died as we looked: a new one takes its place
+            found = {}
+        if len(found) == count and None not in found:
+            return {role: pid for role, pid in found.items() if role is not None}
+        assert time.monotonic() < deadline, f"children without a role: {found}"
+        time.sleep(0.05)
 
 
 def test_each_part_of_the_work_is_woken_at_once_and_a_dead_child_is_replaced(  # type: ignore[no-untyped-def]

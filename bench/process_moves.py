@@ -50,7 +50,10 @@ def main() -> None:
     parser.add_argument("--boards", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=5, help="moves per board")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
-    parser.add_argument("--profile-out", help="also write the processing's profile to this file")
+    parser.add_argument(
+        "--profile-out",
+        help="also write the processing's profile to this file (delivery's to FILE.delivery)",
+    )
     parser.add_argument(
         "--statements", action="store_true", help="print the SQL statements a move runs"
     )
@@ -170,7 +173,7 @@ def deliver(
                 await relay.close()
             return sent
 
-        profiler = cProfile.Profile() if args.profile else None
+        profiler = cProfile.Profile() if args.profile or args.profile_out else None
         wall, cpu = time.perf_counter(), time.process_time()
         if profiler:
             profiler.enable()
@@ -183,7 +186,9 @@ def deliver(
         f"connection: {cpu / moves * 1000:.2f} ms CPU per move, {cpu / max(sent, 1) * 1000:.2f} "
         f"ms CPU per mail, {wall / moves * 1000:.2f} ms wall per move"
     )
-    if profiler:
+    if profiler and args.profile_out:
+        profiler.dump_stats(f"{args.profile_out}.delivery")
+    if profiler and args.profile:
         pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
 
 

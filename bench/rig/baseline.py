@@ -4,7 +4,9 @@ REV``).
 
 The baseline is REV's tree (``git archive``) with a venv (``python -m venv``, ``pip install
 -e``), cached in ``.bench-cache/baseline-SHA/`` at the top of the checkout (git-ignored; a
-second run reuses it; delete the folder to rebuild). Its own `pbmserv` migrates its scratch
+second run reuses it; delete the folder to rebuild). The work tree runs from a venv built the
+same way (``.bench-cache/work-tree/``, editable, so built once): the same kind of environment on
+both sides, whatever this Python has installed. Each side's own `pbmserv` migrates its scratch
 database and serves; both sides get the same environment (bench/rig/server.py server_env, the
 row's settings, no PYTHONPATH).
 
@@ -16,6 +18,7 @@ are the median over the rounds; the ratio is new / old, printed beside the issue
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import math
 import os
 import shutil
@@ -38,7 +41,7 @@ from bench.rig.move_load import (
     run_load,
     set_up_by_mail,
 )
-from bench.rig.server import DEFAULT_PG, ROOT, pbmserv_command
+from bench.rig.server import DEFAULT_PG, ROOT
 
 CACHE = ROOT / ".bench-cache"
 #: Every side's servers: no PYTHONPATH (an empty one counts as unset), so that each `pbmserv`
@@ -259,6 +262,43 @@ class Compared:
     new: list[Run] = field(default_factory=list)
 
 
+def build_work_tree_side(cache: Path = CACHE, say: Callable[[str], None] = print) -> list[str]:
+    """The work tree's `pbmserv` from a venv built as the baseline's is (``pip install -e``,
+    no extras): both sides import the same kind of environment, so that neither pays for
+    modules the other lacks (the test extras bring pygments, which alembic's mako then
+    imports, and PyNaCl, which dkimpy imports). Built again when pyproject.toml changes."""
+    folder = cache / "work-tree"
+    stamp = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    cache.mkdir(parents=True, exist_ok=True)
+    (cache / ".gitignore").write_text("*\n")
+    venv = folder / ".venv"
+    with open(cache / "work-tree.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        built = folder / ".built"
+        if built.exists() and built.read_text().strip() == stamp:
+            say(f"the work tree: reusing its venv in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir(parents=True)
+            started = time.monotonic()
+            say(f"the work tree: building a venv in {folder} ...")
+            _run([sys.executable, "-m", "venv", str(venv)], "python -m venv", 300)
+            pip = [str(venv / "bin" / "pip"), "install", "-q", "-e", str(ROOT)]
+            _run(pip, "pip install -e (the work tree)", 1800, cwd=ROOT)
+            built.write_text(stamp + "\n")
+            say(f"the work tree: venv built in {time.monotonic() - started:.0f} s")
+    imported = _run(
+        [str(venv / "bin" / "python"), "-c", "import pbmserv; print(pbmserv.__file__)"],
+        "importing the work tree's pbmserv",
+        60,
+        cwd="/",
+        env={**os.environ, **SIDE_ENV},
+    )
+    if not Path(imported).resolve().is_relative_to(ROOT.resolve()):
+        raise RuntimeError(f"the work tree's venv imports pbmserv from {imported}, not {ROOT}")
+    return [str(venv / "bin" / "pbmserv")]
+
+
 def run_side_by_side(
     baseline: Baseline,
     shape: LoadShape,
@@ -270,7 +310,7 @@ def run_side_by_side(
     """Round after round, each row for the baseline then for the work tree."""
     key = dkim_key(workdir)
     compared = [Compared(name) for name in rows]
-    sides = (("old", baseline.command), ("new", pbmserv_command()))
+    sides = (("old", baseline.command), ("new", build_work_tree_side(CACHE, say)))
     for number in range(1, rounds + 1):
         for entry in compared:
             for side, command in sides:

@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import bindparam, func, literal, select, union_all
 from sqlalchemy.orm import Session
 
 from pbmserv.config import Settings
 from pbmserv.core.accounts.password_checks import CheckedPassword
 from pbmserv.core.results import CommandError, Notification
 from pbmserv.core.robots.identity import is_robot_address
-from pbmserv.db.models import Address, GameRow, User, table_of
+from pbmserv.db.models import Address, GameRow, User, UserAddress, table_of
 from pbmserv.db.times import utcnow
 
 
@@ -32,6 +33,40 @@ _ADDRESSES = table_of(Address)
 _ADDRESS_FACTS = select(
     _ADDRESSES.c.confirmed_at, _ADDRESSES.c.bouncing_since, _ADDRESSES.c.hard_bounces
 ).where(_ADDRESSES.c.address == bindparam("address"))
+_USERS, _ADDED = table_of(User), table_of(UserAddress)
+_REGISTERED = func.lower(_USERS.c.email)
+_REGISTERED_FACTS = _ADDRESSES.alias("registered")
+#: A sender's address and the registered addresses of the users who added it (``add``), each
+#: with what its row says (NULLs: no row): one statement for every message that comes in.
+_SENDER_FACTS = union_all(
+    select(
+        literal(False).label("added"),
+        _ADDRESSES.c.address,
+        _ADDRESSES.c.confirmed_at,
+        _ADDRESSES.c.bouncing_since,
+        _ADDRESSES.c.hard_bounces,
+    ).where(_ADDRESSES.c.address == bindparam("address")),
+    select(
+        literal(True).label("added"),
+        _REGISTERED,
+        _REGISTERED_FACTS.c.confirmed_at,
+        _REGISTERED_FACTS.c.bouncing_since,
+        _REGISTERED_FACTS.c.hard_bounces,
+    )
+    .select_from(_USERS)
+    .join(_ADDED, _ADDED.c.user_id == _USERS.c.id)
+    .outerjoin(_REGISTERED_FACTS, _REGISTERED_FACTS.c.address == _REGISTERED)
+    .where(_ADDED.c.address == bindparam("address")),
+)
+
+
+def _facts(row: Any) -> tuple[bool, bool, bool]:
+    """Confirmed, bouncing, bounced, of an address's row (None: it has none)."""
+    return (
+        row is not None and row.confirmed_at is not None,
+        row is not None and row.bouncing_since is not None,
+        row is not None and ((row.hard_bounces or 0) > 0 or row.bouncing_since is not None),
+    )
 
 
 @dataclass
@@ -129,12 +164,26 @@ class CommandContext:
             # flushed first, as the ORM would, so an address row made by this command counts.
             self.session.flush()
             row = self.session.connection().execute(_ADDRESS_FACTS, {"address": key}).first()
-            known[key] = (
-                row is not None and row.confirmed_at is not None,
-                row is not None and row.bouncing_since is not None,
-                row is not None and (row.hard_bounces > 0 or row.bouncing_since is not None),
-            )
+            known[key] = _facts(row)
         return known[key]
+
+    def sender_addresses(self, address: str) -> list[str]:
+        """``address`` (as its row is keyed) and the registered addresses of the users who
+        added it, in one statement, each one's facts kept as ``_address`` keeps them."""
+        key = address.strip().lower()
+        self.session.flush()  # as in _address: rows this command made count
+        rows = self.session.connection().execute(_SENDER_FACTS, {"address": key}).all()
+        own = next((row for row in rows if not row.added), None)
+        self.lookups.addresses[key] = _facts(own)
+        registered = []
+        for row in rows:
+            if row.added and row.address is not None:
+                registered.append(row.address)
+                if row.address == row.address.strip():  # keyed as _address keys it
+                    self.lookups.addresses[row.address] = _facts(
+                        row if row.hard_bounces is not None else None
+                    )
+        return [key, *registered]
 
     def forget_confirmations(self) -> None:
         """An address was just confirmed (or cleared of its bounces): look again."""

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 def printable(text: str) -> str:
     """``text`` with control and format characters made spaces (databases refuse NUL)."""
+    if text.isascii() and text.isprintable():  # the usual line: no character to look at
+        return text
     return "".join(" " if unicodedata.category(c) in ("Cc", "Cf", "Cs") else c for c in text)
 
 

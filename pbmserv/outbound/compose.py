@@ -11,6 +11,7 @@ from functools import cache
 from typing import Any
 
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
+from markupsafe import Markup, escape
 
 from pbmserv.config import Settings
 from pbmserv.core.results import BulkMail, Notification, Section
@@ -39,14 +40,31 @@ def render(template: str, context: dict[str, Any]) -> str:
     return environment().get_template(template).render(**context)
 
 
+def lines_html(lines: Sequence[str], between: str) -> Markup:
+    """The lines of a block of the HTML part, escaped, ``between`` them (a ``<br>`` or a
+    newline): a line that is a web address alone (the board's page, a player's own view)
+    becomes a link, its text the address itself, as the text part shows it. In Python rather
+    than a template macro: a macro call a line was most of a board mail's rendering."""
+    return Markup(between).join(_line_html(line) for line in lines)
+
+
+def _line_html(line: str) -> Markup:
+    if line.startswith(("https://", "http://")) and " " not in line:
+        shown = escape(line)
+        return Markup('<a href="{0}" style="color:#1a4f8b">{0}</a>').format(shown)
+    return escape(line)
+
+
 @cache
 def html_environment() -> Environment:
-    return Environment(
+    environment = Environment(
         loader=FileSystemLoader(str(templates_dir())),
         undefined=StrictUndefined,
         autoescape=True,  # every value in HTML is escaped
         auto_reload=False,
     )
+    environment.globals["lines_html"] = lines_html
+    return environment
 
 
 def render_html(

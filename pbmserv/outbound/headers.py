@@ -33,9 +33,12 @@ _MAX_LINE = 78
 def safe_text(value: str, limit: int = 200) -> str:
     """``value`` as one line: control, format and separator characters become spaces, runs of
     spaces one space; at most ``limit`` characters."""
-    cleaned = "".join(
-        " " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") else c for c in value
-    )
+    if value.isascii() and value.isprintable():  # in ASCII only Cc is unsafe, and it is not
+        cleaned = value
+    else:
+        cleaned = "".join(
+            " " if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp") else c for c in value
+        )
     return " ".join(cleaned.split())[:limit]
 
 
@@ -47,7 +50,10 @@ def safe_address(value: str) -> str | None:
     local, at, domain = value.rpartition("@")
     if not at or len(local) > 64 or not _LOCAL.fullmatch(local) or not _DOMAIN.fullmatch(domain):
         return None
-    if any(unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Zs") for c in value):
+    # ASCII has passed the patterns above, which let no control character or space through.
+    if not value.isascii() and any(
+        unicodedata.category(c) in ("Cc", "Cf", "Cs", "Zl", "Zp", "Zs") for c in value
+    ):
         return None
     return value
 

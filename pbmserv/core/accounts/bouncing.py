@@ -50,7 +50,6 @@ from pbmserv.db.models import (
     Seat,
     ServerKey,
     User,
-    UserAddress,
     table_of,
 )
 
@@ -293,11 +292,8 @@ def clear_for_sender(ctx: CommandContext, sender: str) -> bool:
     """Mail came from ``sender``: whoever writes from it can be reached. Clears the sender's
     own address and the registered address of the user who added it (``add``: mail goes to
     the registered one), where mail bounced. True when anything was cleared."""
-    key = _key(sender)
-    added_by = select(func.lower(User.email)).join(UserAddress, UserAddress.user_id == User.id)
-    registered = ctx.session.scalars(added_by.where(UserAddress.address == key)).all()
     cleared = False
-    for address in dict.fromkeys([key, *registered]):
+    for address in dict.fromkeys(ctx.sender_addresses(sender)):
         if ctx.has_bounced(address):  # a look may_mail shares: no query for most mail
             cleared = clear_bouncing(ctx, address) or cleared
     return cleared

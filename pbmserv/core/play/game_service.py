@@ -123,8 +123,10 @@ def _play(ctx: CommandContext, board: Board, seat: int, choose: Callable[[], Any
     if outcome is not None:
         conclude(ctx, board, outcome)
     times = clocks.after_move(ctx, board.row, seat)
-    record_event(ctx, board, "move", canonical, seat, public, chance, times)
+    # The ply counted before the history entry is written (which flushes the board): the
+    # board's row is then written once a move, not twice.
     board.row.ply += 1
+    record_event(ctx, board, "move", canonical, seat, public, chance, times, ply=board.row.ply - 1)
     return Played(canonical, public)
 
 
@@ -179,14 +181,15 @@ def record_event(
     public_text: str | None = None,
     chance: Mapping[str, Any] | None = None,
     times: Mapping[str, float] | None = None,
+    ply: int | None = None,
 ) -> None:
     """Write one history entry (a move, a resignation, an operator's action), with the
     Message-ID of the mail that caused it, what chance drew in the move and the clocks after
-    it (``times``, by seat)."""
+    it (``times``, by seat); at ``ply`` (default: the board's ply now)."""
     ctx.session.execute(
         insert(table_of(MoveRow)).values(
             game_id=board.row.id,
-            ply=board.row.ply,
+            ply=board.row.ply if ply is None else ply,
             seat=seat,
             kind=kind,
             text=text,

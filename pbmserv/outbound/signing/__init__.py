@@ -61,7 +61,8 @@ class DkimSigner:
     def sign(self, raw: bytes) -> bytes:
         """``raw`` with its DKIM-Signature headers on top (RSA's first), line ends made CRLF,
         as on the wire."""
-        message = _LINE_END.sub(b"\r\n", raw)
+        # The server's own mail has LF line ends: a plain replace, a tenth of the pattern's time.
+        message = raw.replace(b"\n", b"\r\n") if b"\r" not in raw else _LINE_END.sub(b"\r\n", raw)
         keys = [(self.selector, private_key(self.key_pem))]
         if self.ed25519_selector and self.ed25519_key_pem is not None:
             keys.append((self.ed25519_selector, private_key(self.ed25519_key_pem)))

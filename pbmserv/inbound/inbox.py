@@ -22,6 +22,7 @@ from pbmserv.core.parser import printable
 from pbmserv.db.engine import store_intent, transaction
 from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.db.times import utcnow
+from pbmserv.db.wakes import INBOX, announce
 from pbmserv.inbound.reading.decode import dedupe_key, header_from_address
 
 _INBOX = table_of(InboxMessage)
@@ -96,6 +97,8 @@ def _store_group(
             outcomes: list[Stored | StoreFailed] = [
                 _store(session, settings, message, clock()) for message in messages
             ]
+            if Stored.ACCEPTED in outcomes:
+                announce(session, INBOX)  # other servers' processing (PostgreSQL: db.wakes)
             return outcomes
     except IntegrityError:  # a copy stored by another server meanwhile
         if len(messages) == 1:
@@ -138,7 +141,10 @@ def store_too_large(
     mail, an unconfirmed address only once confirmed). A second copy is a duplicate."""
     stand_in = header.rstrip(b"\r\n") + b"\r\n\r\n"
     with transaction(factory) as session:
-        return _store(session, settings, (stand_in, envelope_from, ()), clock(), TOO_LARGE_KEY)
+        stored = _store(session, settings, (stand_in, envelope_from, ()), clock(), TOO_LARGE_KEY)
+        if stored is Stored.ACCEPTED:
+            announce(session, INBOX)
+        return stored
 
 
 def _store(

@@ -16,6 +16,7 @@ from pbmserv.config import Settings
 from pbmserv.core.play.board_mail import reply_address
 from pbmserv.core.results import BulkMail, MailThread, Notification
 from pbmserv.db.models import OutboxMessage, table_of
+from pbmserv.db.wakes import OUTBOX, announce
 from pbmserv.outbound.compose import build_message, message_id_for, render_notification
 from pbmserv.outbound.delivery_items import PRIVATE_BOARD_KIND
 from pbmserv.outbound.drafts import draft_raw
@@ -116,6 +117,7 @@ def insert_outbox(session: Session, rows: Sequence[dict[str, Any]]) -> None:
     """Put composed messages in the outbox, in the caller's transaction, in their order."""
     if rows:
         session.execute(insert(_OUTBOX), list(rows))
+        announce(session, OUTBOX)  # other servers' delivery (PostgreSQL: db.wakes)
 
 
 def queue(session: Session, settings: Settings, **message: Any) -> bool:

@@ -39,6 +39,7 @@ from pbmserv.db.models import OutboxMessage  # noqa: E402
 from pbmserv.inbound.inbox import store_message  # noqa: E402
 from pbmserv.outbound.delivery import deliver_due  # noqa: E402
 from pbmserv.outbound.relay.connection import RelayConnection  # noqa: E402
+from pbmserv.outbound.signing import new_key
 from pbmserv.runtime.processor import BATCH, process_batch, process_pending  # noqa: E402
 
 
@@ -48,6 +49,12 @@ def main() -> None:
         "--pg", help="a PostgreSQL URL: run in a private schema there (default: SQLite file)"
     )
     parser.add_argument("--boards", type=int, default=100)
+    parser.add_argument(
+        "--dkim", action="store_true", help="delivery signs (a new RSA-2048 key, as deployed)"
+    )
+    parser.add_argument(
+        "--text-only", action="store_true", help="board mail without pictures (board_pictures off)"
+    )
     parser.add_argument("--rounds", type=int, default=5, help="moves per board")
     parser.add_argument("--profile", action="store_true", help="print the top of a cProfile")
     parser.add_argument(
@@ -72,6 +79,14 @@ def main() -> None:
         measure(args, db.url, workdir)
 
 
+def dkim_settings(workdir: Path) -> dict[str, object]:
+    """Settings that sign every mail with a new RSA-2048 key (as `dkim keygen` makes one)."""
+    key = workdir / "dkim.pem"
+    key.write_bytes(new_key())
+    key.chmod(0o600)
+    return {"dkim_selector": "bench", "dkim_key_file": key}
+
+
 def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
     engine = make_engine(url)
     factory = session_factory(engine)
@@ -82,6 +97,8 @@ def measure(args: argparse.Namespace, url: str, workdir: Path) -> None:
         spool=workdir / "spool",
         rate_limit_per_hour=0,
         from_rate_limit_per_hour=0,
+        board_pictures=not args.text_only,
+        **(dkim_settings(workdir) if args.dkim else {}),
     )
     players = make_players(max(10, args.boards // 5))
     pairs = pairings(players, args.boards)

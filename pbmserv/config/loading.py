@@ -191,6 +191,8 @@ def load_settings(
         raise ConfigError("imap: run one worker (workers = 1); several would race for each message")
     if settings.imap_poll_seconds <= 0:
         raise ConfigError("imap_poll_seconds must be more than 0")
+    if not 0 <= settings.processing_gather_seconds <= 1:
+        raise ConfigError("processing_gather_seconds must be from 0 to 1")
     if settings.dedupe_window_seconds <= 0:
         raise ConfigError("dedupe_window_seconds must be more than 0")
     if not isinstance(games, dict):

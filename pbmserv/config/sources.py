@@ -41,6 +41,7 @@ ENV_NAMES = {
     "dedupe_window_seconds": "PBMSERV_DEDUPE_WINDOW_SECONDS",
     "max_connections": "PBMSERV_MAX_CONNECTIONS",
     "poll_seconds": "PBMSERV_POLL_SECONDS",
+    "processing_gather_seconds": "PBMSERV_PROCESSING_GATHER_SECONDS",
     "retry_base_seconds": "PBMSERV_RETRY_BASE_SECONDS",
     "retry_max_seconds": "PBMSERV_RETRY_MAX_SECONDS",
     "delivery_lease_seconds": "PBMSERV_DELIVERY_LEASE_SECONDS",

@@ -148,6 +148,14 @@ class Server:
                 # Every due message was taken: the next is announced by a wake-up (or found
                 # by the poll), so no empty transaction is begun on the chance of one.
                 await self._wait(self._work)
+                await self._gather()
+
+    async def _gather(self) -> None:
+        """Woken from idle: a moment for the messages that arrive together to share a batch."""
+        gather = self.settings.processing_gather_seconds
+        if gather > 0 and not self._stopping.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._stopping.wait(), timeout=gather)
 
     async def _make_way(self) -> None:
         """Let the listener's waiting stores take the write lock before the next batch does

@@ -6,6 +6,7 @@ real MIME parsing, real argon2."""
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 
 import pytest
 from argon2 import PasswordHasher
@@ -17,7 +18,7 @@ from pbmserv.db.engine import StoreIntent, session_factory, store_intent
 from pbmserv.db.models import InboxMessage, OutboxMessage, User
 from pbmserv.inbound.inbox import store_message
 from pbmserv.runtime.processor import process_batch
-from tests.support import PEOPLE, make_mail
+from tests.support import PEOPLE, RunningServer, make_mail, smtp_send
 
 pytestmark = pytest.mark.db
 
@@ -196,3 +197,20 @@ def test_a_batch_says_whether_due_messages_may_be_left(  # type: ignore[no-untyp
     made_way = processor.process_next(factory, settings, limit=5, should_yield=lambda: True)
     assert made_way == processor.Processed(1, True)
     assert processor.process_next(factory, settings, limit=5) == processor.Processed(1, False)
+
+
+def test_messages_that_arrive_together_share_one_batch(settings, sink, engine) -> None:  # type: ignore[no-untyped-def]
+    """Woken from idle, processing waits processing_gather_seconds for more before it takes
+    what came (issue 52): three messages sent within it are one batch, one transaction (its
+    time is each one's processed_at), and each is answered."""
+    gathered = replace(settings, processing_gather_seconds=0.5, poll_seconds=30)
+    server = RunningServer(gathered).start()
+    try:
+        for name in ("ann", "bob", "cat"):
+            assert smtp_send(server.port, make_mail(f"{name}@example.org", "help"))[0] == 250
+        sink.wait_count(3)
+    finally:
+        server.stop()
+    with engine.connect() as conn:
+        times = list(conn.scalars(select(InboxMessage.processed_at).order_by(InboxMessage.id)))
+    assert len(times) == 3 and len(set(times)) == 1, times

@@ -8,20 +8,21 @@ import grp
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pbmserv.cli.options import add_config_options
 from pbmserv.config import Settings
 from pbmserv.outbound.signing import (
     DEFAULT_KEY_BITS,
-    DnsRecord,
     SigningError,
-    dkim_record,
-    dns_records,
     new_ed25519_key,
     new_key,
     signer_of,
     signing_domain,
 )
+
+if TYPE_CHECKING:
+    from pbmserv.outbound.signing.records import DnsRecord
 
 EX_CANTCREAT = 73
 ED25519_SELECTOR = "pbmserv-ed25519"
@@ -85,6 +86,8 @@ def run_dkim(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _keygen(args: argparse.Namespace, settings: Settings) -> int:
+    from pbmserv.outbound.signing.records import dkim_record, dns_records
+
     ed25519 = bool(args.ed25519)
     prefix = "dkim_ed25519_" if ed25519 else "dkim_"
     path = args.key_file or (settings.dkim_ed25519_key_file if ed25519 else settings.dkim_key_file)

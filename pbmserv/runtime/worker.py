@@ -31,7 +31,6 @@ from pbmserv.runtime.child_processes import (
 )
 from pbmserv.runtime.heartbeats import Heartbeats, server_name
 from pbmserv.runtime.processor import Processed, process_next
-from pbmserv.runtime.robot_runner import RobotRunner
 from pbmserv.runtime.upkeep import maintain, sweep
 
 log = logging.getLogger("pbmserv.serve")
@@ -188,6 +187,10 @@ class Server:
 
     async def _robot_loop(self) -> None:
         """The robots' turns, a round whenever one may be due (every robot_poll_seconds)."""
+        # The robots' search and its games' engines (python-chess among them): loaded by the
+        # robots' process alone.
+        from pbmserv.runtime.robot_runner import RobotRunner
+
         runner = RobotRunner(self.factory, self.settings)
         poll = self.settings.robot_poll_seconds
         while not self._stopping.is_set():

@@ -12,8 +12,6 @@ import heapq
 import itertools
 from collections.abc import Callable, Mapping
 
-import networkx as nx
-
 Edge = tuple[int, int]
 Matching = frozenset[Edge]
 
@@ -54,6 +52,8 @@ def _best_perfect(
     forced_out: frozenset[Edge],
 ) -> tuple[int, Matching] | None:
     """The heaviest perfect matching containing ``forced_in`` and none of ``forced_out``."""
+    import networkx as nx  # 20 MB a process: loaded by the one that pairs a Swiss round
+
     taken = {v for edge in forced_in for v in edge}
     graph: nx.Graph[int] = nx.Graph()
     graph.add_nodes_from(v for v in range(vertices) if v not in taken)

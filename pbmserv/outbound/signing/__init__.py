@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pbmserv.config import Settings
 from pbmserv.outbound.signing.keys import (
@@ -26,8 +27,22 @@ from pbmserv.outbound.signing.keys import (
     private_key,
     read_key,
 )
-from pbmserv.outbound.signing.records import DnsRecord, dkim_record, dns_records, public_key_record
-from pbmserv.outbound.signing.signature import signature_headers
+
+if TYPE_CHECKING:
+    from pbmserv.outbound.signing.records import DnsRecord
+
+#: Imported when first asked for (PEP 562): they load dkimpy, dnspython and OpenSSL's
+#: bindings, which a process that never signs (and never prints DNS records) does without.
+_FROM_RECORDS = {"DnsRecord", "dkim_record", "dns_records", "public_key_record"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _FROM_RECORDS:
+        from pbmserv.outbound.signing import records
+
+        return getattr(records, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "DEFAULT_KEY_BITS",
@@ -62,6 +77,8 @@ class DkimSigner:
         """``raw`` with its DKIM-Signature headers on top (RSA's first), line ends made CRLF,
         as on the wire."""
         # The server's own mail has LF line ends: a plain replace, a tenth of the pattern's time.
+        from pbmserv.outbound.signing.signature import signature_headers
+
         message = raw.replace(b"\n", b"\r\n") if b"\r" not in raw else _LINE_END.sub(b"\r\n", raw)
         keys = [(self.selector, private_key(self.key_pem))]
         if self.ed25519_selector and self.ed25519_key_pem is not None:
@@ -70,6 +87,8 @@ class DkimSigner:
 
     def records(self) -> list[DnsRecord]:
         """The DNS records to publish for this signer's keys (and SPF, DMARC)."""
+        from pbmserv.outbound.signing.records import dns_records
+
         ed25519 = None
         if self.ed25519_selector and self.ed25519_key_pem is not None:
             ed25519 = (self.ed25519_selector, self.ed25519_key_pem)

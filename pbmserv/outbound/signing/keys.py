@@ -7,14 +7,17 @@ import os
 import stat
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeAlias
 
-from cryptography.hazmat.primitives import serialization
-from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+# OpenSSL's bindings are imported where a key is made or read: a server that does not sign
+# (and every process of one that does, but delivery) never loads them.
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
 
 DEFAULT_KEY_BITS = 2048
 #: The kinds of key a DKIM signature is made with: RSA (everyone checks it) and Ed25519
 #: (RFC 8463, beside RSA: fewer receivers check it yet).
-PrivateKey = rsa.RSAPrivateKey | ed25519.Ed25519PrivateKey
+PrivateKey: TypeAlias = "rsa.RSAPrivateKey | ed25519.Ed25519PrivateKey"
 RSA, ED25519 = "rsa", "ed25519"
 
 
@@ -34,6 +37,9 @@ def read_key(path: Path, kind: str = RSA) -> bytes:
 
 @lru_cache(maxsize=8)
 def _read_key(path: str, _stamp: int, kind: str) -> bytes:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+
     try:
         pem = Path(path).read_bytes()
         key = serialization.load_pem_private_key(pem, password=None)
@@ -53,6 +59,9 @@ def _read_key(path: str, _stamp: int, kind: str) -> bytes:
 def private_key(pem: bytes) -> PrivateKey:
     """``pem`` loaded as OpenSSL's key object, once per key (a signature then costs OpenSSL's
     time alone). ValueError for a PEM that is no RSA or Ed25519 private key."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519, rsa
+
     key = serialization.load_pem_private_key(pem, password=None)
     if not isinstance(key, rsa.RSAPrivateKey | ed25519.Ed25519PrivateKey):
         raise ValueError("a DKIM key is an RSA or an Ed25519 private key")
@@ -61,6 +70,9 @@ def private_key(pem: bytes) -> PrivateKey:
 
 def new_key(bits: int = DEFAULT_KEY_BITS) -> bytes:
     """A new RSA private key, PEM (PKCS#1)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
     key = rsa.generate_private_key(public_exponent=65537, key_size=bits)
     return key.private_bytes(
         serialization.Encoding.PEM,
@@ -71,6 +83,9 @@ def new_key(bits: int = DEFAULT_KEY_BITS) -> bytes:
 
 def new_ed25519_key() -> bytes:
     """A new Ed25519 private key, PEM (PKCS#8)."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
     return ed25519.Ed25519PrivateKey.generate().private_bytes(
         serialization.Encoding.PEM,
         serialization.PrivateFormat.PKCS8,

@@ -30,7 +30,7 @@ PROCESS = re.compile(r'^process (\d+):"(.*)"$')
 PARTS: list[tuple[str, re.Pattern[str]]] = [
     ("picture: rasterise + PNG", re.compile(r"pictures\.py|pylunasvg|resvg|PIL/")),
     ("picture: SVG drawing", re.compile(r"\bsvg \(|drawing\.py|picture\.py")),
-    ("DKIM signing", re.compile(r"signing\.py|dkim/")),
+    ("DKIM signing", re.compile(r"outbound/signing/|signing\.py|dkim/")),
     ("argon2", re.compile(r"argon2")),
     ("SQLite / SQL driver", re.compile(r"sqlite3|psycopg")),
     ("SQLAlchemy", re.compile(r"sqlalchemy/")),

@@ -121,6 +121,22 @@ class SqliteWriteLock:
         self._depth += 1
         return self
 
+    def try_enter(self) -> bool:
+        """Take the turn only if it is free at once (False: another writer has it)."""
+        if not self._thread_lock.acquire(blocking=False):
+            return False
+        try:
+            if self._depth == 0 and (fd := self._file()) is not None:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            self._thread_lock.release()
+            return False
+        except BaseException:
+            self._thread_lock.release()
+            raise
+        self._depth += 1
+        return True
+
     def __del__(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
@@ -257,3 +273,20 @@ def core_transaction(engine: Engine) -> Iterator[Connection]:
     lock = _write_lock(engine)
     with lock if lock is not None else nullcontext(), engine.begin() as connection:
         yield connection
+
+
+@contextmanager
+def core_transaction_if_free(engine: Engine) -> Iterator[Connection | None]:
+    """On SQLite, a :func:`core_transaction` begun only if no other writer has the write lock;
+    None when one has (nothing is done), and on other databases (whose writes wait on the
+    network). For a short write where waiting would hold up other work (an event loop), which
+    goes to a thread when it would have to wait."""
+    lock = _write_lock(engine)
+    if lock is None or not lock.try_enter():
+        yield None
+        return
+    try:
+        with engine.begin() as connection:
+            yield connection
+    finally:
+        lock.__exit__(None, None, None)

@@ -198,7 +198,9 @@ async def deliver_batch(
     lease = Lease(factory, settings, clock)
     if await relay_held(lease.engine, settings):
         return DeliveryReport()  # the relay refused our login: no mail, no login until released
-    items = await asyncio.to_thread(lease.claim, batch)
+    items = lease.claim_at_once(batch)
+    if items is None:
+        items = await asyncio.to_thread(lease.claim, batch)
     if not items:
         return DeliveryReport()
     if not settings.relay_host_port:

@@ -12,13 +12,24 @@ import secrets
 import time
 import weakref
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
 
-from sqlalchemy import ColumnElement, Engine, Update, bindparam, literal_column, or_, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Engine,
+    Update,
+    bindparam,
+    literal_column,
+    or_,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.db.engine import core_transaction
+from pbmserv.db.engine import core_transaction, core_transaction_if_free
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.db.times import as_utc
 from pbmserv.outbound.delivery_items import GIVE_UP_AFTER, SECRET_KINDS, Claimed, Outcome
@@ -128,9 +139,29 @@ class Lease:
 
     def claim(self, batch: int) -> list[Claimed]:
         """Lease up to ``batch`` due rows no other run holds, in one statement."""
+        claimed = self._claim(batch, core_transaction)
+        assert claimed is not None
+        return claimed
+
+    def claim_at_once(self, batch: int) -> list[Claimed] | None:
+        """:meth:`claim` here and now where that needs no wait (see write_marks_at_once);
+        None when it would have to wait, or went wrong (the caller claims in a thread)."""
+        try:
+            return self._claim(batch, core_transaction_if_free)
+        except Exception:
+            return None
+
+    def _claim(
+        self,
+        batch: int,
+        begin: Callable[[Engine], AbstractContextManager[Connection | None]],
+    ) -> list[Claimed] | None:
         now = self.clock()
+        # Measured from before the claim: the lease is never thought younger than it is.
         self.renewed_at = time.monotonic()
-        with core_transaction(self.engine) as conn:
+        with begin(self.engine) as conn:
+            if conn is None:
+                return None
             found = conn.execute(
                 claim_statement(batch),
                 {"now": now, "until": now + self.length, "owner": self.owner},
@@ -243,6 +274,19 @@ def write_marks(engine: Engine, marks: Sequence[Mark]) -> list[bool | Exception]
     return [write_marks(engine, [mark])[0] for mark in marks]
 
 
+def write_marks_at_once(engine: Engine, marks: Sequence[Mark]) -> list[bool] | None:
+    """:func:`write_marks` here and now where that needs no wait (SQLite, its write lock
+    free: a tenth of a millisecond, less than a worker thread's hand-offs); None when it
+    would have to wait, or anything went wrong (the caller writes them in a thread then)."""
+    try:
+        with core_transaction_if_free(engine) as conn:
+            if conn is None:
+                return None
+            return [conn.execute(statement, values).rowcount == 1 for statement, values in marks]
+    except Exception:
+        return None
+
+
 class MarkGroup:
     """The marks the delivery workers of one loop have to write, written together (a group
     commit) while the previous group is being written: the refusals and deferrals of several
@@ -265,12 +309,16 @@ class MarkGroup:
     async def _write(self) -> None:
         while self._waiting:
             group, self._waiting = self._waiting, []
-            try:
-                results = await asyncio.to_thread(
-                    write_marks, self.engine, [mark for mark, _future in group]
-                )
-            except Exception as error:  # not even one at a time: every waiter hears of it
-                results = [error] * len(group)
+            marks = [mark for mark, _future in group]
+            at_once = write_marks_at_once(self.engine, marks)
+            results: list[bool | Exception]
+            if at_once is not None:
+                results = list(at_once)
+            else:
+                try:
+                    results = await asyncio.to_thread(write_marks, self.engine, marks)
+                except Exception as error:  # not even one at a time: every waiter hears of it
+                    results = [error] * len(group)
             for (_mark, future), result in zip(group, results, strict=True):
                 if future.done():
                     continue

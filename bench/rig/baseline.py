@@ -137,16 +137,21 @@ def build_baseline(rev: str, cache: Path = CACHE, say: Callable[[str], None] = p
             say(f"baseline {baseline.label}: reusing {folder}")
         else:
             _build(baseline, say)
+    _check_imports_from(folder / ".venv", folder, "the baseline's")
+    return baseline
+
+
+def _check_imports_from(venv: Path, tree: Path, whose: str) -> None:
+    """RuntimeError unless ``venv``'s Python imports pbmserv from ``tree``."""
     imported = _run(
-        [str(folder / ".venv" / "bin" / "python"), "-c", "import pbmserv; print(pbmserv.__file__)"],
-        "importing the baseline's pbmserv",
+        [str(venv / "bin" / "python"), "-c", "import pbmserv; print(pbmserv.__file__)"],
+        f"importing {whose} pbmserv",
         60,
         cwd="/",
         env={**os.environ, **SIDE_ENV},
     )
-    if not Path(imported).resolve().is_relative_to(folder.resolve()):
-        raise RuntimeError(f"the baseline's venv imports pbmserv from {imported}, not {folder}")
-    return baseline
+    if not Path(imported).resolve().is_relative_to(tree.resolve()):
+        raise RuntimeError(f"{whose} venv imports pbmserv from {imported}, not {tree}")
 
 
 def _build(baseline: Baseline, say: Callable[[str], None]) -> None:
@@ -287,15 +292,7 @@ def build_work_tree_side(cache: Path = CACHE, say: Callable[[str], None] = print
             _run(pip, "pip install -e (the work tree)", 1800, cwd=ROOT)
             built.write_text(stamp + "\n")
             say(f"the work tree: venv built in {time.monotonic() - started:.0f} s")
-    imported = _run(
-        [str(venv / "bin" / "python"), "-c", "import pbmserv; print(pbmserv.__file__)"],
-        "importing the work tree's pbmserv",
-        60,
-        cwd="/",
-        env={**os.environ, **SIDE_ENV},
-    )
-    if not Path(imported).resolve().is_relative_to(ROOT.resolve()):
-        raise RuntimeError(f"the work tree's venv imports pbmserv from {imported}, not {ROOT}")
+    _check_imports_from(venv, ROOT, "the work tree's")
     return [str(venv / "bin" / "pbmserv")]
 
 

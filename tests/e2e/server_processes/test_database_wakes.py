@@ -13,18 +13,10 @@ import pytest
 
 from pbmserv.db.engine import is_postgres
 from tests.e2e.processes import PBMSERV, environment, spool_messages, start_serve, wait_for_child
+from tests.e2e.server_processes.test_child_processes import answered_within
 from tests.support import free_port, make_mail, smtp_send
 
 pytestmark = pytest.mark.db
-
-
-def spooled_within(spool: Path, count: int, seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if len(spool_messages(spool)) >= count:
-            return True
-        time.sleep(0.05)
-    return False
 
 
 def test_mail_the_admin_shell_queues_leaves_at_once(  # type: ignore[no-untyped-def]
@@ -39,7 +31,7 @@ def test_mail_the_admin_shell_queues_leaves_at_once(  # type: ignore[no-untyped-
     try:
         wait_for_child(tmp_path / "serve.log", "delivery")
         assert smtp_send(port, make_mail("alice@example.org", "signup alice secret1"))[0] == 250
-        assert spooled_within(spool, 1, 15), (tmp_path / "serve.log").read_text()
+        assert answered_within(spool, 1, 15), (tmp_path / "serve.log").read_text()
         time.sleep(1)  # the delivery child is listening well before this
         shell = subprocess.run(
             [*PBMSERV, "admin", "broadcast", "--subject", "Maintenance", "--text", "At noon."],
@@ -49,7 +41,7 @@ def test_mail_the_admin_shell_queues_leaves_at_once(  # type: ignore[no-untyped-
             timeout=60,
         )
         assert shell.returncode == 0, shell.stderr
-        assert spooled_within(spool, 2, 10), (tmp_path / "serve.log").read_text()
+        assert answered_within(spool, 2, 10), (tmp_path / "serve.log").read_text()
         assert spool_messages(spool)[-1]["Subject"].endswith("Maintenance")
     finally:
         server.send_signal(signal.SIGTERM)

@@ -187,8 +187,7 @@ class Server:
 
     async def _robot_loop(self) -> None:
         """The robots' turns, a round whenever one may be due (every robot_poll_seconds)."""
-        # The robots' search and its games' engines (python-chess among them): loaded by the
-        # robots' process alone.
+        # The robots' search: loaded by the robots' process alone.
         from pbmserv.runtime.robot_runner import RobotRunner
 
         runner = RobotRunner(self.factory, self.settings)

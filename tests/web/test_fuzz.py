@@ -44,7 +44,10 @@ queries = st.dictionaries(
 )
 
 
-def check(web: TestClient, url: str) -> None:
+def check(web: TestClient, url: str, query: dict[str, str] | None = None) -> None:
+    """``url`` (with ``query``, if any) answers without a server error, trace or sniffing."""
+    if query:
+        url += "?" + urlencode(query)
     response = web.get(url)
     assert response.status_code < 500, (url, response.status_code)
     if response.headers.get("content-type", "").startswith("text/html"):
@@ -75,9 +78,7 @@ def test_no_address_breaks_the_site(
     web_as_served: TestClient, boards: str, prefix: str, path: list[str], query: dict[str, str]
 ) -> None:
     url = "/" + "/".join([prefix, *path]).strip("/")
-    if query:
-        url += "?" + urlencode(query)
-    check(web_as_served, url)
+    check(web_as_served, url, query)
 
 
 @settings(
@@ -90,9 +91,7 @@ def test_no_private_address_breaks_the_site(
     web_as_served: TestClient, boards: str, rest: list[str], query: dict[str, str]
 ) -> None:
     url = "/p/" + "/".join([boards, *rest])
-    if query:
-        url += "?" + urlencode(query)
-    check(web_as_served, url)
+    check(web_as_served, url, query)
 
 
 @pytest.mark.parametrize(

@@ -69,6 +69,8 @@ def test_per_game_limits_inherit_the_general_ones(tmp_path: Path) -> None:
         ("delivery_connections = 0\n", "delivery_connections must be between 1 and 64"),
         ("delivery_processes = -1\n", "delivery_processes must be between 0 and 16"),
         ("child_niceness = 20\n", "child_niceness must be between 0 and 19"),
+        ("processing_gather_seconds = -0.1\n", "processing_gather_seconds must be from 0 to 1"),
+        ("processing_gather_seconds = 5\n", "processing_gather_seconds must be from 0 to 1"),
     ],
 )
 def test_config_file_mistakes_are_explained(tmp_path: Path, text: str, problem: str) -> None:

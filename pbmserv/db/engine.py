@@ -111,23 +111,21 @@ class SqliteWriteLock:
         return self._fd
 
     def __enter__(self) -> SqliteWriteLock:
-        self._thread_lock.acquire()
-        try:
-            if self._depth == 0 and (fd := self._file()) is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX)
-        except BaseException:
-            self._thread_lock.release()
-            raise
-        self._depth += 1
+        self._take(wait=True)
         return self
 
     def try_enter(self) -> bool:
         """Take the turn only if it is free at once (False: another writer has it)."""
-        if not self._thread_lock.acquire(blocking=False):
+        return self._take(wait=False)
+
+    def _take(self, wait: bool) -> bool:
+        """The thread lock, then the file lock for the outermost turn; without ``wait``,
+        False (nothing held) when either is taken."""
+        if not self._thread_lock.acquire(blocking=wait):
             return False
         try:
             if self._depth == 0 and (fd := self._file()) is not None:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                fcntl.flock(fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self._thread_lock.release()
             return False

@@ -5,8 +5,9 @@ Within one `serve` the processes wake each other through pipes (runtime.child_pr
 second `serve` on the same database, a `serve --workers N` sibling, or the admin shell queuing
 mail has no pipe to them. On PostgreSQL the transaction that stores a message or queues mail
 also says so (``pg_notify``, delivered only if it commits), and each processing or delivery
-process listens on a connection of its own. A notice carries its sender's origin, so that a
-server ignores its own (its pipes were quicker). SQLite has nothing of the kind: there the
+process listens on a connection of its own. A notice names its schema and its sender, so that
+a server ignores another schema's (another install in the same PostgreSQL database) and its own
+(its pipes were quicker). SQLite has nothing of the kind: there the
 others find the work at their next poll, as before.
 """
 
@@ -32,7 +33,8 @@ CHANNELS = (INBOX, OUTBOX)
 CHECK_SECONDS = 0.5
 RETRY_MAX_SECONDS = 30.0
 
-_NOTIFY = text("SELECT pg_notify(:channel, :origin)")
+#: The notice's text is ``_notice(schema, origin)``, the schema read where the rows are written.
+_NOTIFY = text("SELECT pg_notify(:channel, coalesce(current_schema(), '') || '|' || :origin)")
 _origin = f"{socket.gethostname()}:{os.getpid()}"
 
 
@@ -52,7 +54,14 @@ def announce(where: Session | Connection, channel: str) -> None:
     commit, and none if it rolls back."""
     dialect = where.dialect if isinstance(where, Connection) else where.get_bind().dialect
     if dialect.name == "postgresql":
+        # The schema too: another install in the same PostgreSQL database (its own schema, a
+        # test's) hears the channel but is not woken.
         where.execute(_NOTIFY, {"channel": channel, "origin": _origin})
+
+
+def _notice(schema: str | None, sender: str) -> str:
+    """A notice's text: the schema whose rows it announces, and who sent it."""
+    return f"{schema or ''}|{sender}"
 
 
 class DatabaseWakes:
@@ -64,7 +73,8 @@ class DatabaseWakes:
         unknown = set(channels) - set(CHANNELS)
         if unknown:
             raise ValueError(f"no such channel: {sorted(unknown)}")
-        self.url = engine.url.set(drivername="postgresql").render_as_string(hide_password=False)
+        # Connected as the engine's own connections are (its options, a search_path among them).
+        self.connect_args = engine.dialect.create_connect_args(engine.url)
         self.channels = dict(channels)
         #: Notices of this origin are ignored: set_origin comes first.
         self.origin = _origin
@@ -85,15 +95,18 @@ class DatabaseWakes:
         delay, complained = 1.0, False
         while not self._stopping.is_set():
             try:
-                with psycopg.connect(self.url, autocommit=True) as connection:
+                args, keywords = self.connect_args
+                with psycopg.connect(*args, **{**keywords, "autocommit": True}) as connection:
                     for channel in self.channels:  # our own names: nothing to quote
                         connection.execute(f"LISTEN {channel}")
+                    schema = connection.execute("SELECT current_schema()").fetchone()
+                    ignored = _notice(schema[0] if schema else None, self.origin)
                     if complained:
                         log.warning("listening for other servers' wake-ups again")
                     delay, complained = 1.0, False
                     for wake in self.channels.values():
                         wake()
-                    self._listen(connection)
+                    self._listen(connection, ignored)
             except Exception as error:  # the database restarted, say: polls go on meanwhile
                 if not complained:
                     log.warning("cannot listen for other servers' wake-ups: %s", error)
@@ -101,9 +114,12 @@ class DatabaseWakes:
                 self._stopping.wait(delay)
                 delay = min(delay * 2, RETRY_MAX_SECONDS)
 
-    def _listen(self, connection: object) -> None:
+    def _listen(self, connection: object, own: str) -> None:
+        """Wake for notices about this schema from anyone but ``own`` (its own notice)."""
+        schema = own.partition("|")[0]
         while not self._stopping.is_set():
             for notice in connection.notifies(timeout=CHECK_SECONDS):  # type: ignore[attr-defined]
                 wake = self.channels.get(notice.channel)
-                if wake is not None and notice.payload != self.origin:
+                about, _bar, _sender = notice.payload.partition("|")
+                if wake is not None and about == schema and notice.payload != own:
                     wake()

@@ -8,7 +8,7 @@ import threading
 import time
 
 import pytest
-from sqlalchemy import Engine, event
+from sqlalchemy import Engine, event, text
 
 from pbmserv.db.engine import is_postgres, session_factory, transaction
 from pbmserv.db.wakes import INBOX, OUTBOX, DatabaseWakes, announce, origin, set_origin
@@ -72,6 +72,13 @@ def test_a_commit_wakes_another_servers_listener_and_a_rollback_does_not(engine:
         assert heard.wait_for(OUTBOX, 2, 10)
         time.sleep(0.5)
         assert heard.calls == {INBOX: 2, OUTBOX: 2}
+        # Another schema's (another install sharing the PostgreSQL database): not for it.
+        with engine.begin() as conn:
+            conn.execute(
+                text("SELECT pg_notify(:channel, :notice)"),
+                {"channel": INBOX, "notice": "pbmserv_elsewhere|otherhost:1"},
+            )
+        assert not heard.wait_for(INBOX, 3, 1.5)
         # Its own server's notices: the pipes woke it already.
         set_origin(int(mine.rpartition(":")[2]))
         with transaction(factory) as session:

@@ -30,13 +30,17 @@ def _window(ctx: CommandContext) -> timedelta:
     return timedelta(minutes=ctx.settings.failed_login_window_minutes)
 
 
+#: Built once: every batch with a password asks it.
+_LATEST_FAILURE = select(func.max(AuthFailure.failed_at))
+
+
 def _recent(ctx: CommandContext, column, value: str) -> int:  # type: ignore[no-untyped-def]
     since = ctx.now() - _window(ctx)
     # Core queries on the session's connection: no autoflush, no ORM overhead (every move
     # with a password runs this); and none at all while no login failed lately.
     connection = ctx.session.connection()
     if ctx.lookups.failures_lately is None:
-        latest = connection.scalar(select(func.max(AuthFailure.failed_at)))
+        latest = connection.scalar(_LATEST_FAILURE)
         ctx.lookups.failures_lately = latest is not None and as_utc(latest) > since
     if not ctx.lookups.failures_lately:
         return 0

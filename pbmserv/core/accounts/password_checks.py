@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, bindparam, select
 
 from pbmserv.core.accounts.passwords import verify_password
 from pbmserv.db.models import User
@@ -33,8 +33,14 @@ def stored_hashes(conn: Connection, pairs: Iterable[tuple[str, str]]) -> dict[st
     userids = sorted({userid.lower() for userid, _password in pairs if len(userid) <= 64})
     if not userids:
         return {}
-    query = select(User.userid, User.password_hash).where(User.userid.in_(userids))
-    return {userid: stored for userid, stored in conn.execute(query).all()}
+    found = conn.execute(_HASHES, {"userids": userids})
+    return {userid: stored for userid, stored in found.all()}
+
+
+#: Built once: every batch with a password reads its hashes.
+_HASHES = select(User.userid, User.password_hash).where(
+    User.userid.in_(bindparam("userids", expanding=True))
+)
 
 
 def check_ahead(hashes: Mapping[str, str], pairs: Iterable[tuple[str, str]]) -> PasswordChecks:

@@ -26,15 +26,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from email.utils import make_msgid
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import bindparam, select, update
+from sqlalchemy.orm import Session, object_session
 
 from pbmserv.core.accounts.bouncing import (
     bounce_key,  # the server's key (of the bounce addresses' MACs)
 )
 from pbmserv.core.context import CommandContext
 from pbmserv.core.results import MailThread
-from pbmserv.db.models import BoardMail, GameRow, User
+from pbmserv.db.models import BoardMail, GameRow, User, table_of
 
 #: Lower case only: some mail systems lower-case the local part of an address.
 _TOKEN_ALPHABET = "abcdefghijklmnopqrstuvwxyz234567"
@@ -153,9 +153,12 @@ def _mail_of(
     return mail
 
 
+#: Built once: every move's board mail reads its threads.
+_THREADS = select(BoardMail).where(BoardMail.game_id == bindparam("board"))
+
+
 def _stored(ctx: CommandContext, row: GameRow) -> dict[int, BoardMail]:
-    query = select(BoardMail).where(BoardMail.game_id == row.id)
-    return {m.user_id: m for m in ctx.session.scalars(query)}
+    return {m.user_id: m for m in ctx.session.scalars(_THREADS, {"board": row.id})}
 
 
 def reply_tag(ctx: CommandContext, row: GameRow, user: User, seat: int) -> str:
@@ -173,17 +176,51 @@ def threads(
     stored = _stored(ctx, row)
     domain = ctx.settings.address.rpartition("@")[2] or "localhost"
     result = {}
+    advanced: list[dict[str, object]] = []
     for user, seat in wanted:
         mail = _mail_of(ctx, row, user, seat, stored)
         message_id = make_msgid(idstring=f"b{row.id}", domain=domain)
         previous, first = mail.last_message_id, mail.first_message_id
         # The thread's first mail, when the previous one is not it (that one is In-Reply-To).
         root = (first,) if first is not None and first != previous else ()
-        mail.first_message_id = first or message_id
-        mail.last_message_id = message_id
+        if _unchanged(ctx.session, mail):
+            advanced.append(
+                {"game": row.id, "user": user.id, "first": first or message_id, "last": message_id}
+            )
+        else:
+            mail.first_message_id = first or message_id
+            mail.last_message_id = message_id
         tag = _tag(row.id, seat, mail.token) if seat is not None else None
         result[user.id] = MailThread(message_id, previous, root, tag)
+    if advanced:
+        _advance(ctx.session, stored, advanced)
     return result
+
+
+_BOARD_MAIL = table_of(BoardMail)
+#: A thread's next mail, written at once: every move advances its readers' threads, and
+#: the ORM's flush of the rows cost several times this one statement.
+_ADVANCE = (
+    update(_BOARD_MAIL)
+    .where(_BOARD_MAIL.c.game_id == bindparam("game"), _BOARD_MAIL.c.user_id == bindparam("user"))
+    .values(first_message_id=bindparam("first"), last_message_id=bindparam("last"))
+)
+
+
+def _unchanged(session: Session, mail: BoardMail) -> bool:
+    """Whether ``mail`` is a stored row this session has nothing to write for."""
+    return object_session(mail) is session and mail not in session.new and mail not in session.dirty
+
+
+def _advance(
+    session: Session, stored: dict[int, BoardMail], advanced: list[dict[str, object]]
+) -> None:
+    """Write the threads' new Message-IDs; their rows' attributes are expired rather than set,
+    so that read again they come from the database: right even after a savepoint's rollback
+    (which undoes the statement but would not undo values set on the objects)."""
+    session.connection().execute(_ADVANCE, advanced)
+    for each in advanced:
+        session.expire(stored[each["user"]], ["first_message_id", "last_message_id"])  # type: ignore[index]
 
 
 def thread(ctx: CommandContext, row: GameRow, user: User, seat: int | None) -> MailThread:

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session, joinedload
 
 from pbmserv.core.context import CommandContext
@@ -89,17 +89,20 @@ def parse_board_number(text: str) -> int:
     return int(digits)
 
 
+#: One query for the board, its seats and their users; built once (every move loads a board,
+#: and building the statement would cost more than running it).
+_BOARD = select(GameRow).where(GameRow.id == bindparam("board")).options(joinedload(GameRow.seats))
+#: A row lock on PostgreSQL serialises commands on one board across processes; the version
+#: column catches anything that slips past it. FOR NO KEY UPDATE, the lock an UPDATE takes:
+#: another transaction's row that only refers to the board (an observer, a move: FOR KEY
+#: SHARE) need not wait for it, so it closes no deadlock.
+_BOARD_FOR_UPDATE = _BOARD.with_for_update(of=GameRow, key_share=True)
+
+
 def load_board(ctx: CommandContext, game: AnyGame, board_text: str, *, for_update: bool) -> Board:
     number = parse_board_number(board_text)
-    # One query for the board, its seats and their users.
-    query = select(GameRow).where(GameRow.id == number).options(joinedload(GameRow.seats))
-    if for_update:
-        # A row lock on PostgreSQL serialises commands on one board across processes;
-        # the version column catches anything that slips past it. FOR NO KEY UPDATE, the
-        # lock an UPDATE takes: another transaction's row that only refers to the board (an
-        # observer, a move: FOR KEY SHARE) need not wait for it, so it closes no deadlock.
-        query = query.with_for_update(of=GameRow, key_share=True)
-    row = ctx.session.scalars(query).unique().one_or_none()
+    query = _BOARD_FOR_UPDATE if for_update else _BOARD
+    row = ctx.session.scalars(query, {"board": number}).unique().one_or_none()
     if row is None:
         raise CommandError(f"there is no board {number}", syntax_was_right=True)
     if row.game != game.SPEC.name:

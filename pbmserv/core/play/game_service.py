@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import insert, select
+from sqlalchemy import bindparam, insert, select
 
 from pbmserv.core.context import CommandContext
 from pbmserv.core.play import consent, numbering
@@ -187,19 +187,24 @@ def record_event(
     Message-ID of the mail that caused it, what chance drew in the move and the clocks after
     it (``times``, by seat); at ``ply`` (default: the board's ply now)."""
     ctx.session.execute(
-        insert(table_of(MoveRow)).values(
-            game_id=board.row.id,
-            ply=board.row.ply if ply is None else ply,
-            seat=seat,
-            kind=kind,
-            text=text,
-            public_text=public_text if public_text != text else None,
-            chance=chance,
-            clocks=times,
-            message_id=ctx.message_id,
-            created_at=ctx.now(),
-        )
+        _INSERT_MOVE,
+        {
+            "game_id": board.row.id,
+            "ply": board.row.ply if ply is None else ply,
+            "seat": seat,
+            "kind": kind,
+            "text": text,
+            "public_text": public_text if public_text != text else None,
+            "chance": chance,
+            "clocks": times,
+            "message_id": ctx.message_id,
+            "created_at": ctx.now(),
+        },
     )
+
+
+#: Built once: every move writes one (building it costs more than running it).
+_INSERT_MOVE = insert(table_of(MoveRow))
 
 
 def conclude(ctx: CommandContext, board: Board, outcome: Outcome) -> None:
@@ -307,22 +312,25 @@ def record_headers(board: Board) -> dict[str, str]:
     return headers
 
 
+#: Does the board have an observer? (Built once, as the statements of every move.)
+_ANY_OBSERVER = select(Observer.user_id).where(Observer.game_id == bindparam("board")).limit(1)
+_OBSERVERS = (
+    select(User)
+    .join(Observer, Observer.user_id == User.id)
+    .where(Observer.game_id == bindparam("board"))
+    .order_by(User.userid)
+)
+
+
 def observers(ctx: CommandContext, board: Board) -> list[User]:
     # Most boards have no observer: a cheap look first (Core, no autoflush) spares every move
     # an ORM query.
-    anyone = select(Observer.user_id).where(Observer.game_id == board.row.id).limit(1)
-    if ctx.session.connection().scalar(anyone) is None:
+    wanted = {"board": board.row.id}
+    if ctx.session.connection().scalar(_ANY_OBSERVER, wanted) is None:
         return []
     # Nothing a command leaves unflushed changes who observes (each command is flushed).
     with ctx.session.no_autoflush:
-        return list(
-            ctx.session.scalars(
-                select(User)
-                .join(Observer, Observer.user_id == User.id)
-                .where(Observer.game_id == board.row.id)
-                .order_by(User.userid)
-            )
-        )
+        return list(ctx.session.scalars(_OBSERVERS, wanted))
 
 
 def status_for(board: Board, seat: int | None) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.orm import Session
 
 from pbmserv.core.context import CommandContext
@@ -139,12 +139,19 @@ def _queued_on(ctx: CommandContext, board: Board) -> None:
     ctx.lookups.queues[board.row.id] = True
 
 
+#: Built once (every batch asks): the boards among ``boards`` that have had a queued move.
+_QUEUED_ON = (
+    select(MoveRow.game_id)
+    .where(MoveRow.game_id.in_(bindparam("boards", expanding=True)), MoveRow.kind == "queue")
+    .distinct()
+)
+
+
 def queues_on(session: Session, boards: Iterable[int]) -> dict[int, bool]:
     """Whether each of ``boards`` has had a queued move (one query for a batch's boards)."""
     wanted = sorted(set(boards))
     if not wanted:
         return {}
-    query = select(MoveRow.game_id).where(MoveRow.game_id.in_(wanted), MoveRow.kind == "queue")
     # Core on the session's connection: asked first in a batch, before anything is written.
-    found = set(session.connection().scalars(query.distinct()))
+    found = set(session.connection().scalars(_QUEUED_ON, {"boards": wanted}))
     return {board: board in found for board in wanted}

@@ -26,8 +26,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from email.utils import make_msgid
 
-from sqlalchemy import bindparam, select, update
-from sqlalchemy.orm import Session, object_session
+from sqlalchemy import bindparam, inspect, select, update
+from sqlalchemy.orm import Session
 
 from pbmserv.core.accounts.bouncing import (
     bounce_key,  # the server's key (of the bounce addresses' MACs)
@@ -209,7 +209,8 @@ _ADVANCE = (
 
 def _unchanged(session: Session, mail: BoardMail) -> bool:
     """Whether ``mail`` is a stored row this session has nothing to write for."""
-    return object_session(mail) is session and mail not in session.new and mail not in session.dirty
+    state = inspect(mail)
+    return state.persistent and not state.modified and state.session is session
 
 
 def _advance(

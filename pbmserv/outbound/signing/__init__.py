@@ -83,7 +83,8 @@ class DkimSigner:
         keys = [(self.selector, private_key(self.key_pem))]
         if self.ed25519_selector and self.ed25519_key_pem is not None:
             keys.append((self.ed25519_selector, private_key(self.ed25519_key_pem)))
-        return signature_headers(message, self.domain, keys) + message
+        # Every line end is a CRLF now: the signer need not read the message to be sure.
+        return signature_headers(message, self.domain, keys, crlf_only=True) + message
 
     def records(self) -> list[DnsRecord]:
         """The DNS records to publish for this signer's keys (and SPF, DMARC)."""

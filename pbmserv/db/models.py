@@ -396,6 +396,15 @@ class OutboxMessage(Base):
             sqlite_where=text(PENDING_OUTBOX),
             postgresql_where=text(PENDING_OUTBOX),
         ),
+        # A recipient's mail waiting to be sent: a claim passes over mail whose recipient has
+        # earlier mail in flight (outbound.leases), looked up here rather than by reading all.
+        Index(
+            "ix_outbox_pending_recipient",
+            "recipient",
+            "id",
+            sqlite_where=text(PENDING_OUTBOX),
+            postgresql_where=text(PENDING_OUTBOX),
+        ),
         # Sent mail by age, for the retention purge; failed mail, for the operator. No index
         # leads with status: SQLite, without statistics, would serve the claim from it.
         Index(

@@ -14,6 +14,7 @@ import weakref
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from sqlalchemy import (
     ColumnElement,
@@ -21,6 +22,8 @@ from sqlalchemy import (
     Engine,
     Update,
     bindparam,
+    exists,
+    func,
     literal_column,
     or_,
     select,
@@ -50,13 +53,38 @@ SEND_SHARE = 0.5
 RENEW_SHARE = 0.25
 
 
+#: The same table again, for a recipient's earlier mail.
+_earlier = _outbox.alias("earlier")
+#: Earlier mail to the same recipient that another run is sending now (its lease is live). A
+#: claim passes over such mail: sent over another connection it could overtake the earlier one,
+#: and a player would see a board older than the one they have. The recipient's next claim
+#: takes it, once the earlier is marked. (Mail waiting for a retry holds nothing up.)
+_EARLIER_IN_FLIGHT = (
+    exists()
+    .where(
+        _earlier.c.recipient == _outbox.c.recipient,
+        _earlier.c.status == _PENDING,
+        _earlier.c.id < _outbox.c.id,
+        _earlier.c.lease_until >= bindparam("now"),
+    )
+    .correlate(_outbox)
+)
+#: On PostgreSQL the claims of all servers take turns (a lock held to the end of the claim's
+#: short transaction): each then sees the leases of the claims before it, which the check above
+#: needs. SQLite's claims take turns on its write lock anyway.
+CLAIMS_TAKE_TURNS = select(func.pg_advisory_xact_lock(0x70626D_636C61696D))
+
+
+@lru_cache(maxsize=8)
 def claim_statement(batch: int) -> Update:
+    """The claim of up to ``batch`` due rows (built once a size: a claim every batch)."""
     due = (
         select(_outbox.c.id)
         .where(
             _outbox.c.status == _PENDING,
             _outbox.c.next_attempt_at <= bindparam("now"),
             or_(_outbox.c.lease_until.is_(None), _outbox.c.lease_until < bindparam("now")),
+            ~_EARLIER_IN_FLIGHT,
         )
         .order_by(_outbox.c.next_attempt_at, _outbox.c.id)
         .limit(batch)
@@ -162,6 +190,8 @@ class Lease:
         with begin(self.engine) as conn:
             if conn is None:
                 return None
+            if conn.dialect.name == "postgresql":
+                conn.execute(CLAIMS_TAKE_TURNS)
             found = conn.execute(
                 claim_statement(batch),
                 {"now": now, "until": now + self.length, "owner": self.owner},

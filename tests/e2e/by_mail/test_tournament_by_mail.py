@@ -9,7 +9,6 @@ still open to them (else the large one) and wins; the other resigns. One board i
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,15 +111,6 @@ def win_by_moves(club: Club, board: int, vert: str, horz: str) -> None:
         reply = club.send(mover, f"chameleon move {board} {mover} {password(mover)} {move}")
         assert f"On chameleon board {board} you played {move}." in reply
     assert "The game is over: " + vert in reply
-
-
-@pytest.fixture
-def settings(settings: Settings) -> Settings:
-    """The server of this module sends through one relay connection: a player's mail then
-    arrives in the order it was queued. With several, side by side, a later claim's mail (a
-    tournament's final standings) may arrive before an earlier claim's (the last board mail,
-    drawn as it goes): seen on PostgreSQL."""
-    return replace(settings, delivery_connections=1)
 
 
 def test_a_polyludic_swiss_of_four_played_by_mail(

@@ -14,11 +14,13 @@ import sys
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
 from aiosmtpd.smtp import SMTP
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Connection, Engine, func, select
 
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
@@ -209,3 +211,131 @@ def test_a_run_stalled_past_its_lease_sends_and_marks_none_of_what_was_taken_ove
     first, second, third = rows(engine)
     assert (first.status, second.status, second.attempts) == ("sent", "pending", 1)
     assert third.lease_owner == other.owner
+
+
+def test_a_recipient_s_mail_waits_while_their_earlier_mail_is_being_sent(
+    db_url: str, engine: Engine
+) -> None:
+    """Over several connections, a later mail to one recipient (the final standings) must not
+    overtake an earlier one still being sent (the last board mail): a claim passes it over
+    while the earlier one's lease is live, and takes it once that is marked."""
+    settings = delivery_settings(db_url, None)
+    enqueue(engine, settings, ["alice@example.org", "bob@example.org", "alice@example.org"])
+    factory = session_factory(engine)
+    first = Lease(factory, settings, utcnow)
+    [sending] = first.claim(1)
+    assert sending.recipient == "alice@example.org"
+    second = Lease(factory, settings, utcnow)
+    assert [item.recipient for item in second.claim(10)] == ["bob@example.org"]
+    assert first.finish(sending, DELIVERED)
+    [later] = Lease(factory, settings, utcnow).claim(10)
+    assert (later.recipient, later.id) == ("alice@example.org", sending.id + 2)
+
+
+def test_mail_of_one_recipient_claimed_together_goes_in_queued_order(
+    db_url: str, engine: Engine
+) -> None:
+    """Nothing of a recipient is in flight: one claim takes all their mail, oldest first; and
+    mail whose earlier mail's lease ran out (a server gone) waits for nothing."""
+    settings = delivery_settings(db_url, None, delivery_lease_seconds=0.3)
+    enqueue(engine, settings, ["alice@example.org", "alice@example.org", "bob@example.org"])
+    factory = session_factory(engine)
+    assert [i.recipient for i in Lease(factory, settings, utcnow).claim(1)] == ["alice@example.org"]
+    time.sleep(0.4)  # that run is gone: its lease ran out
+    taken = Lease(factory, settings, utcnow).claim(10)
+    assert [item.recipient for item in taken] == ["alice@example.org"] * 2 + ["bob@example.org"]
+    assert [item.id for item in taken] == sorted(item.id for item in taken)
+
+
+def test_servers_claiming_at_once_never_split_a_recipient_s_mail_out_of_order(
+    db_url: str, engine: Engine
+) -> None:
+    """Many runs claim side by side (threads, each its own engine, as servers): whichever way
+    their claims interleave, no run holds a recipient's mail while another run holds an
+    earlier mail of theirs unsent."""
+    settings = delivery_settings(db_url, None)
+    recipients = [f"player{n % 3}@example.org" for n in range(30)]
+    enqueue(engine, settings, recipients)
+    errors: list[str] = []
+    lock = threading.Lock()
+    held: dict[int, tuple[str, str]] = {}  # id -> (recipient, owner) of mail claimed, unsent
+
+    def server() -> None:
+        own = make_engine(db_url)
+        try:
+            lease = Lease(session_factory(own), settings, utcnow)
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                items = lease.claim(2)
+                if not items:
+                    with lock:
+                        if not held and not pending(own):
+                            return
+                    time.sleep(0.01)
+                    continue
+                with lock:
+                    for item in items:
+                        for other_id, (recipient, owner) in held.items():
+                            if (
+                                recipient == item.recipient
+                                and other_id < item.id
+                                and owner != lease.owner
+                            ):
+                                errors.append(f"{item.id} claimed while {other_id} was unsent")
+                        held[item.id] = (item.recipient, lease.owner)
+                for item in items:
+                    with lock:  # marked and forgotten as one step, as a send is
+                        assert lease.finish(item, DELIVERED)
+                        del held[item.id]
+        finally:
+            own.dispose()
+
+    servers = [threading.Thread(target=server) for _ in range(3)]
+    for thread in servers:
+        thread.start()
+    for thread in servers:
+        thread.join()
+    assert errors == []
+    assert {row.status for row in rows(engine)} == {"sent"}
+
+
+def test_a_claim_made_while_another_is_under_way_sees_that_one_s_leases(
+    db_url: str, engine: Engine
+) -> None:
+    """Two servers' claims at the same moment (PostgreSQL runs them side by side): the second
+    waits for the first to end, so it sees that alice's earlier mail is now being sent and
+    leaves her later mail alone. Without the wait it would read the rows as they were."""
+    settings = delivery_settings(db_url, None)
+    enqueue(engine, settings, ["alice@example.org", "bob@example.org", "alice@example.org"])
+    claimed, release = threading.Event(), threading.Event()
+
+    @contextmanager
+    def held_open(own: Engine) -> Iterator[Connection]:
+        with own.begin() as connection:
+            yield connection
+            claimed.set()  # its rows are leased, not yet committed
+            release.wait(10)
+
+    first = Lease(session_factory(engine), settings, utcnow)
+    results: dict[str, list[str]] = {}
+    firsts = threading.Thread(
+        target=lambda: results.update(first=[i.recipient for i in first._claim(1, held_open)])
+    )
+    firsts.start()
+    assert claimed.wait(10)
+    other = make_engine(db_url)
+    try:
+        second = Lease(session_factory(other), settings, utcnow)
+        seconds = threading.Thread(
+            target=lambda: results.update(second=[i.recipient for i in second.claim(10)])
+        )
+        seconds.start()
+        seconds.join(0.5)
+        assert seconds.is_alive()  # waiting for its turn
+        release.set()
+        firsts.join(10)
+        seconds.join(10)
+    finally:
+        release.set()
+        other.dispose()
+    assert results == {"first": ["alice@example.org"], "second": ["bob@example.org"]}

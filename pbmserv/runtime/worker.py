@@ -133,6 +133,9 @@ class Server:
 
     async def _process_loop(self) -> None:
         while not self._stopping.is_set():
+            # The batch takes every message stored before it begins: a wake-up that came
+            # before now is answered by it, and left set would begin an empty transaction.
+            self._work.clear()
             try:
                 done = await asyncio.to_thread(
                     process_next, self.factory, self.settings, should_yield=self._should_yield

@@ -117,6 +117,14 @@ def session_factory(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
+def engine_of(factory: sessionmaker[Session]) -> Engine:
+    """The engine behind ``factory``, for work done with plain statements (no ORM session)."""
+    bind = factory.kw.get("bind")
+    if not isinstance(bind, Engine):
+        raise TypeError("the session factory must be bound to an engine")
+    return bind
+
+
 class SqliteWriteLock:
     """The turn of one writer to a SQLite database file: a thread lock inside this process,
     and a file lock (``DATABASE.lock``) across processes (`serve --workers`, the admin shell).
@@ -289,7 +297,7 @@ def _database_file(engine: Engine) -> str | None:
 @contextmanager
 def transaction(factory: sessionmaker[Session]) -> Iterator[Session]:
     """One transaction: commit on success, roll back on any exception."""
-    lock = _write_lock(factory.kw["bind"])
+    lock = _write_lock(engine_of(factory))
     with lock if lock is not None else nullcontext(), factory() as session, session.begin():
         yield session
 

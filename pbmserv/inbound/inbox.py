@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.parser import printable
-from pbmserv.db.engine import core_transaction, store_intent
+from pbmserv.db.engine import core_transaction, engine_of, store_intent
 from pbmserv.db.models import InboxMessage, table_of
 from pbmserv.db.times import utcnow
 from pbmserv.db.wakes import INBOX, announce
@@ -81,7 +81,7 @@ def store_messages(
 
     On SQLite the stores say they are waiting for the write lock (db.engine.StoreIntent), so
     that a processing batch holding it makes way."""
-    intent = store_intent(factory.kw["bind"])
+    intent = store_intent(engine_of(factory))
     with intent.announced() if intent is not None else nullcontext():
         return _store_group(factory, settings, messages, clock)
 
@@ -94,7 +94,7 @@ def _store_group(
 ) -> list[Stored | StoreFailed]:
     try:
         # Plain statements on a connection: no ORM session for the hottest write of all.
-        with core_transaction(factory.kw["bind"]) as conn:
+        with core_transaction(engine_of(factory)) as conn:
             outcomes: list[Stored | StoreFailed] = [
                 _store(conn, settings, message, clock()) for message in messages
             ]
@@ -141,7 +141,7 @@ def store_too_large(
     answered once that it was too large, as processing answers any message (never automatic
     mail, an unconfirmed address only once confirmed). A second copy is a duplicate."""
     stand_in = header.rstrip(b"\r\n") + b"\r\n\r\n"
-    with core_transaction(factory.kw["bind"]) as conn:
+    with core_transaction(engine_of(factory)) as conn:
         stored = _store(conn, settings, (stand_in, envelope_from, ()), clock(), TOO_LARGE_KEY)
         if stored is Stored.ACCEPTED:
             announce(conn, INBOX)

@@ -21,7 +21,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.play.board_mail import mask_tokens
-from pbmserv.db.engine import store_intent
+from pbmserv.db.engine import engine_of, store_intent
 from pbmserv.inbound.inbox import Envelope as StoredEnvelope
 from pbmserv.inbound.inbox import Stored, StoreFailed, store_messages
 
@@ -65,7 +65,7 @@ class GroupStore:
         self._writer: asyncio.Task[None] | None = None
         # On SQLite, said from the first message waiting to the last stored: a processing
         # batch holding the write lock then makes way (db.engine.StoreIntent).
-        self._intent = store_intent(factory.kw["bind"])
+        self._intent = store_intent(engine_of(factory))
 
     async def store(self, raw: bytes, mail_from: str, rcpt_tos: Sequence[str] = ()) -> Stored:
         """Store one message; raises if it could not be stored (the caller answers 451)."""

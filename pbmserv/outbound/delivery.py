@@ -43,12 +43,12 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
 from pbmserv.core.accounts.bouncing import bounce_key, return_path
-from pbmserv.db.engine import core_transaction
+from pbmserv.db.engine import core_transaction, engine_of
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery_items import Claimed, DeliveryReport, Outcome, describe_error
 from pbmserv.outbound.drafts import compose_draft, is_draft
-from pbmserv.outbound.leases import SEND_SHARE, Lease, engine_of, mark_group
+from pbmserv.outbound.leases import SEND_SHARE, Lease, mark_group
 from pbmserv.outbound.mime import TO_PNG
 from pbmserv.outbound.picture_parts import finish_pictures
 from pbmserv.outbound.relay.connection import RelayConnection, RelayUnreachable, handover

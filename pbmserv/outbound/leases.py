@@ -32,7 +32,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.db.engine import core_transaction, core_transaction_if_free
+from pbmserv.db.engine import core_transaction, core_transaction_if_free, engine_of
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.db.times import as_utc
 from pbmserv.outbound.delivery_items import GIVE_UP_AFTER, SECRET_KINDS, Claimed, Outcome
@@ -136,14 +136,6 @@ _RENEW = (
     .values(lease_until=bindparam("until"))
     .returning(_outbox.c.id)
 )
-
-
-def engine_of(factory: sessionmaker[Session]) -> Engine:
-    """The engine behind ``factory``: the bookkeeping runs plain statements, no ORM session."""
-    bind = factory.kw.get("bind")
-    if not isinstance(bind, Engine):
-        raise TypeError("the session factory must be bound to an engine")
-    return bind
 
 
 class Lease:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.db.engine import is_postgres, store_intent
+from pbmserv.db.engine import engine_of, is_postgres, store_intent
 from pbmserv.db.wakes import INBOX, OUTBOX, DatabaseWakes, set_origin
 from pbmserv.inbound.imap import MailboxReader, read_mailbox
 from pbmserv.inbound.smtp import InboxHandler, Listener, start_listener
@@ -97,7 +97,7 @@ class Server:
         # SQLite has one write lock, which the listener's stores wait for: a processing batch
         # lets them in (PostgreSQL's writers do not wait for each other). The listener says it
         # is waiting through a lock file, so it may be in another process.
-        self._stores = store_intent(factory.kw["bind"])
+        self._stores = store_intent(engine_of(factory))
         self._should_yield = self._stores.waiting if self._stores is not None else None
 
     def mail_waiting(self) -> None:
@@ -302,7 +302,7 @@ class Server:
         if self.heartbeat:
             where = f"{self.settings.listen_host}:{self.port}" if listener else "imap"
             beats = Heartbeats(
-                self.factory.kw["bind"], server_name(where), self.parts, self.children
+                engine_of(self.factory), server_name(where), self.parts, self.children
             )
             tasks.append(asyncio.create_task(beats.run(self._stopping)))
         if self.wake_fd is not None:
@@ -324,7 +324,7 @@ class Server:
     def _database_wakes(self, loop: asyncio.AbstractEventLoop) -> DatabaseWakes | None:
         """On PostgreSQL, other servers' stores and mail wake this one's processing and
         delivery at once (db.wakes); its own come through its pipes, quicker."""
-        engine = self.factory.kw["bind"]
+        engine = engine_of(self.factory)
         if not is_postgres(engine):
             return None
         # A child's notices are its parent's: the pipes of that `serve` wake them all.

@@ -176,7 +176,7 @@ def threads(
     stored = _stored(ctx, row)
     domain = ctx.settings.address.rpartition("@")[2] or "localhost"
     result = {}
-    advanced: list[dict[str, object]] = []
+    advanced: list[tuple[BoardMail, dict[str, object]]] = []
     for user, seat in wanted:
         mail = _mail_of(ctx, row, user, seat, stored)
         message_id = make_msgid(idstring=f"b{row.id}", domain=domain)
@@ -184,16 +184,16 @@ def threads(
         # The thread's first mail, when the previous one is not it (that one is In-Reply-To).
         root = (first,) if first is not None and first != previous else ()
         if _unchanged(ctx.session, mail):
-            advanced.append(
-                {"game": row.id, "user": user.id, "first": first or message_id, "last": message_id}
-            )
+            written = first or message_id
+            values = {"game": row.id, "user": user.id, "first": written, "last": message_id}
+            advanced.append((mail, values))
         else:
             mail.first_message_id = first or message_id
             mail.last_message_id = message_id
         tag = _tag(row.id, seat, mail.token) if seat is not None else None
         result[user.id] = MailThread(message_id, previous, root, tag)
     if advanced:
-        _advance(ctx.session, stored, advanced)
+        _advance(ctx.session, advanced)
     return result
 
 
@@ -213,15 +213,13 @@ def _unchanged(session: Session, mail: BoardMail) -> bool:
     return state.persistent and not state.modified and state.session is session
 
 
-def _advance(
-    session: Session, stored: dict[int, BoardMail], advanced: list[dict[str, object]]
-) -> None:
+def _advance(session: Session, advanced: list[tuple[BoardMail, dict[str, object]]]) -> None:
     """Write the threads' new Message-IDs; their rows' attributes are expired rather than set,
     so that read again they come from the database: right even after a savepoint's rollback
     (which undoes the statement but would not undo values set on the objects)."""
-    session.connection().execute(_ADVANCE, advanced)
-    for each in advanced:
-        session.expire(stored[each["user"]], ["first_message_id", "last_message_id"])  # type: ignore[index]
+    session.connection().execute(_ADVANCE, [values for _mail, values in advanced])
+    for mail, _values in advanced:
+        session.expire(mail, ["first_message_id", "last_message_id"])
 
 
 def thread(ctx: CommandContext, row: GameRow, user: User, seat: int | None) -> MailThread:

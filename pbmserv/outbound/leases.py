@@ -32,7 +32,12 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session, sessionmaker
 
 from pbmserv.config import Settings
-from pbmserv.db.engine import core_transaction, core_transaction_if_free, engine_of
+from pbmserv.db.engine import (
+    core_transaction,
+    core_transaction_if_free,
+    engine_of,
+    is_postgres,
+)
 from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.db.times import as_utc
 from pbmserv.outbound.delivery_items import GIVE_UP_AFTER, SECRET_KINDS, Claimed, Outcome
@@ -182,7 +187,7 @@ class Lease:
         with begin(self.engine) as conn:
             if conn is None:
                 return None
-            if conn.dialect.name == "postgresql":
+            if is_postgres(self.engine):
                 conn.execute(CLAIMS_TAKE_TURNS)
             found = conn.execute(
                 claim_statement(batch),

@@ -183,13 +183,12 @@ def threads(
         previous, first = mail.last_message_id, mail.first_message_id
         # The thread's first mail, when the previous one is not it (that one is In-Reply-To).
         root = (first,) if first is not None and first != previous else ()
+        first = first or message_id
         if _unchanged(ctx.session, mail):
-            written = first or message_id
-            values = {"game": row.id, "user": user.id, "first": written, "last": message_id}
+            values = {"game": row.id, "user": user.id, "first": first, "last": message_id}
             advanced.append((mail, values))
         else:
-            mail.first_message_id = first or message_id
-            mail.last_message_id = message_id
+            mail.first_message_id, mail.last_message_id = first, message_id
         tag = _tag(row.id, seat, mail.token) if seat is not None else None
         result[user.id] = MailThread(message_id, previous, root, tag)
     if advanced:

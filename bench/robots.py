@@ -33,6 +33,7 @@ import ast
 import hashlib
 import inspect
 import json
+import math
 import random
 import sys
 import time
@@ -53,6 +54,9 @@ from pbmserv.games.base import AnyGame, move_rng
 from pbmserv.robots.baselines import greedy_move, random_move
 from pbmserv.robots.levels import LEVELS, robot_move
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, imported as a script's
+from fairy_stockfish import engine_identity, engine_move, engine_path, engine_setting  # noqa: E402
+
 MAX_PLIES = 3000
 TOP = f"L{max(LEVELS)}"
 DEFAULT_PAIRS = (
@@ -60,6 +64,13 @@ DEFAULT_PAIRS = (
     f"{TOP}:greedy",
     f"{TOP}:random",
 )
+
+#: The outside yardstick (Extinction only): each level against Fairy-Stockfish at one-ply-ish
+#: searches, weakest level against the weakest engine; the goal of each is half the points.
+ENGINE_GAME = "extinction"
+ENGINE_PAIRS = ("L1:fsf-20d1", "L2:fsf0d1", "L3:fsf20d1")
+#: The issue's stretch: level 3 against a two-ply engine.
+ENGINE_STRETCH = "L3:fsf20d2"
 
 T = TypeVar("T")
 
@@ -95,13 +106,25 @@ class Played:
 
 
 def player(name: str) -> Player:
-    """The player called ``name``: ``L1``.. a robot level, ``greedy`` or ``random``."""
+    """The player called ``name``: ``L1``.. a robot level, ``greedy``, ``random`` or
+    Fairy-Stockfish (``fsf20d1``: Skill Level 20, depth 1; see bench/fairy_stockfish.py)."""
     if name.startswith("L") and name[1:].isdigit() and int(name[1:]) in LEVELS:
         level = int(name[1:])
         return lambda game, state, seat, rng: robot_move(game, state, seat, level, rng).text
+    setting = engine_setting(name)
+    if setting is not None:
+
+        def engine(game: AnyGame, state: Any, seat: int, rng: random.Random) -> str:
+            if game.SPEC.name != ENGINE_GAME:
+                raise SystemExit(f"{name}: Fairy-Stockfish plays only {ENGINE_GAME} here")
+            return game.format_move(state, engine_move(setting, state.board()))
+
+        return engine
     chooser = {"greedy": greedy_move, "random": random_move}.get(name)
     if chooser is None:
-        raise SystemExit(f"no player {name!r}: L1..L{max(LEVELS)}, greedy or random")
+        raise SystemExit(
+            f"no player {name!r}: L1..L{max(LEVELS)}, greedy, random or fsf<skill>d<depth>"
+        )
     return lambda game, state, seat, rng: game.format_move(state, chooser(game, state, seat, rng))
 
 
@@ -146,9 +169,15 @@ def play_one(game_name: str, pair: str, index: int) -> Played:
     return Played(game_name, pair, index, result, spent)
 
 
+def is_engine_pair(pair: str) -> bool:
+    return any(engine_setting(name) is not None for name in pair.split(":"))
+
+
 def goal(pair: str) -> float:
     """The win share the first player of ``pair`` must reach."""
     first, second = pair.split(":")
+    if is_engine_pair(pair):
+        return 0.50
     if first == TOP and second == "greedy":
         return 0.90
     if first == TOP and second == "random":
@@ -193,6 +222,12 @@ def _code_of(path: Path) -> str:
     return ast.dump(tree)
 
 
+def pair_version(version: str, pair: str) -> str:
+    """A game's code version, and for a pair against the engine, the engine's name too (a
+    newer engine plays other games)."""
+    return f"{version}+{engine_identity()}" if is_engine_pair(pair) else version
+
+
 def read_record(path: Path | None, versions: dict[str, str]) -> dict[tuple[str, str, int], Played]:
     """The games in the record played by the code of today (``versions``: by game name)."""
     if path is None or not path.exists():
@@ -200,7 +235,8 @@ def read_record(path: Path | None, versions: dict[str, str]) -> dict[tuple[str, 
     kept = {}
     for line in path.read_text().splitlines():
         entry = json.loads(line)
-        if entry.pop("version") == versions.get(entry["game"]):
+        version = versions.get(entry["game"])
+        if version is not None and entry.pop("version") == pair_version(version, entry["pair"]):
             entry["cpu"] = {name: tuple(spent) for name, spent in entry["cpu"].items()}
             played = Played(**entry)
             kept[(played.game, played.pair, played.index)] = played
@@ -258,7 +294,8 @@ def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
     plans = []  # (game, today's version, older version, its games by key, the replays)
     for game in chosen:
         name, version = game.SPEC.name, code_version(game)
-        mine = [entry for entry in entries if entry["game"] == name]
+        # The engine's games are left out: another engine plays them, whatever our code does.
+        mine = [e for e in entries if e["game"] == name and not is_engine_pair(e["pair"])]
         if not mine:
             print(f"{name:<11} no games in {path}")
             continue
@@ -318,6 +355,22 @@ def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
     return 1 if refused else 0
 
 
+def pairs_of(game_name: str, pairs: list[str]) -> list[str]:
+    """The pairs a game is played in: the engine plays only its game."""
+    return [p for p in pairs if game_name == ENGINE_GAME or not is_engine_pair(p)]
+
+
+def interval(wins: int, draws: int, losses: int) -> tuple[float, float]:
+    """The 95% confidence interval of the share (normal approximation, clipped to 0..1)."""
+    games = wins + draws + losses
+    if games == 0:
+        return 0.0, 1.0
+    share = (wins + draws / 2) / games
+    variance = (wins * (1 - share) ** 2 + draws * (0.5 - share) ** 2 + losses * share**2) / games
+    margin = 1.96 * math.sqrt(variance / games)
+    return max(0.0, share - margin), min(1.0, share + margin)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="4 games a pair")
@@ -332,34 +385,54 @@ def main(argv: list[str] | None = None) -> int:
         help="replay a sample of the record's games made by older code; if all match, keep "
         "that code's games for today's code (plays nothing else)",
     )
+    parser.add_argument(
+        "--stretch",
+        action="store_true",
+        help=f"also the stretch pair {ENGINE_STRETCH} (Extinction, Fairy-Stockfish at depth 2)",
+    )
     args = parser.parse_args(argv)
     games = args.games or (4 if args.quick else 40)
     pairs = args.pairs.split(",") if args.pairs else list(DEFAULT_PAIRS)
-    for pair in pairs:
-        for name in pair.split(":"):
-            player(name)  # an unknown name stops the run before any game
     chosen = [find_game(name) for name in args.only] if args.only else all_games()
     if any(g is None for g in chosen):
         raise SystemExit(f"unknown game in {args.only}")
+    names = [g.SPEC.name for g in chosen if g is not None]
+    if ENGINE_GAME in names and not args.pairs:
+        if engine_path() is None:
+            print(
+                "no Fairy-Stockfish rows: apt-get install fairy-stockfish (or set "
+                "PBMSERV_FAIRY_STOCKFISH to the binary)"
+            )
+        else:
+            pairs += [*ENGINE_PAIRS, *([ENGINE_STRETCH] if args.stretch else [])]
+    for pair in pairs:
+        for name in pair.split(":"):
+            player(name)  # an unknown name stops the run before any game
     if args.carry_over:
         return carry_over(args.record, [g for g in chosen if g is not None], args.jobs)
-    names = [g.SPEC.name for g in chosen if g is not None]
     versions = {g.SPEC.name: code_version(g) for g in chosen if g is not None}
     done = read_record(args.record, versions)
-    tasks = [(name, pair, index) for name in names for pair in pairs for index in range(games)]
+    game_pairs = {name: pairs_of(name, pairs) for name in names}
+    tasks = [(n, pair, index) for n in names for pair in game_pairs[n] for index in range(games)]
     reused = sum(1 for task in tasks if task in done)
-    print(f"{games} games a pair, seats alternated; share = (wins + draws/2) / games")
+    print(f"{games} games a pair, seats alternated; share = (wins + draws/2) / games, with its 95%")
+    print("confidence interval (normal approximation over the games' points)")
+    if any(is_engine_pair(pair) for pair in game_pairs.get(ENGINE_GAME, [])):
+        print(f"engine: {engine_identity()} ({engine_path()})")
     if args.record:
         print(f"{reused} of {len(tasks)} games from {args.record} (played by the same code)")
-    print(f"{'game':<11} {'pair':<10} {'W':>3} {'D':>3} {'L':>3} {'share':>6} {'goal':>5}  met")
+    print(
+        f"{'game':<11} {'pair':<12} {'W':>3} {'D':>3} {'L':>3} {'share':>6} {'95% interval':>13} "
+        f"{'goal':>5}  met"
+    )
     tally: dict[tuple[str, str], list[Played]] = defaultdict(list)
     cpu: dict[str, Cpu] = defaultdict(Cpu)
     started = time.perf_counter()
     all_met = True
-    left = {name: len(pairs) for name in names}
+    left = {name: len(game_pairs[name]) for name in names}
     for played in results(tasks, done, args.jobs):
         if (played.game, played.pair, played.index) not in done:
-            write_record(args.record, versions[played.game], played)
+            write_record(args.record, pair_version(versions[played.game], played.pair), played)
         print(".", end="", file=sys.stderr, flush=True)
         spent = Cpu()
         for name, (seconds, moves) in played.cpu.items():
@@ -372,12 +445,15 @@ def main(argv: list[str] | None = None) -> int:
         outcome = [p.result for p in finished]
         wins, draws, losses = (outcome.count(r) for r in ("win", "draw", "loss"))
         share = (wins + draws / 2) / games
+        low, high = interval(wins, draws, losses)
         met = share >= goal(played.pair)
-        all_met = all_met and met
+        if played.pair != ENGINE_STRETCH:  # a stretch is reported, not required
+            all_met = all_met and met
         print(file=sys.stderr)
         print(
-            f"{played.game:<11} {played.pair:<10} {wins:>3} {draws:>3} {losses:>3} "
-            f"{share:>6.0%} {goal(played.pair):>5.0%}  {'yes' if met else 'NO'}",
+            f"{played.game:<11} {played.pair:<12} {wins:>3} {draws:>3} {losses:>3} "
+            f"{share:>6.0%} {f'{low:.0%}-{high:.0%}':>13} {goal(played.pair):>5.0%}  "
+            f"{'yes' if met else 'NO'}{' (stretch)' if played.pair == ENGINE_STRETCH else ''}",
             flush=True,
         )
         left[played.game] -= 1

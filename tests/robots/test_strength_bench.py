@@ -92,3 +92,44 @@ def test_the_carry_over_needs_a_record(tmp_path: Path, capsys: pytest.CaptureFix
     assert bench.main(["--only", "owlman", "--carry-over"]) == 1
     assert "needs --record" in capsys.readouterr().out
     assert bench.main(["--record", str(tmp_path / "none.jsonl"), "--carry-over"]) == 1
+
+
+def test_engine_players_are_named_by_skill_and_limit() -> None:
+    fsf = load_bench("fairy_stockfish")
+    assert fsf.engine_setting("fsf20d1") == fsf.EngineSetting(20, depth=1)
+    assert fsf.engine_setting("fsf-20d1") == fsf.EngineSetting(-20, depth=1)
+    assert fsf.engine_setting("fsf0n200") == fsf.EngineSetting(0, nodes=200)
+    assert fsf.engine_setting("L3") is None and fsf.engine_setting("greedy") is None
+    with pytest.raises(SystemExit, match="Skill Level is -20..20"):
+        fsf.engine_setting("fsf21d1")
+
+
+def test_the_share_comes_with_its_confidence_interval() -> None:
+    interval = load_bench("robots").interval
+    low, high = interval(20, 0, 20)  # 40 games, half won: about 50% +- 15.5%
+    assert low == pytest.approx(0.345, abs=0.002) and high == pytest.approx(0.655, abs=0.002)
+    assert interval(40, 0, 0) == (1.0, 1.0)  # no spread in the points: no margin
+    low, high = interval(10, 20, 10)  # draws are half points and narrow the interval
+    assert 0.38 < low < 0.5 < high < 0.62
+
+
+def test_the_engine_plays_extinction_against_a_robot_and_only_there(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bench = load_bench("robots")
+    if bench.engine_path() is None:
+        pytest.skip("fairy-stockfish is not installed (.ci/run installs it)")
+    record = tmp_path / "games.jsonl"
+    args = ["--only", "extinction", "--pairs", "L1:fsf-20d1", "--games", "2"]
+    assert bench.main([*args, "--record", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "engine: Fairy-Stockfish" in out and "extinction  L1:fsf-20d1" in out
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [e["index"] for e in lines] == [0, 1]  # colours alternated: seat 0, then seat 1
+    assert all("+Fairy-Stockfish" in e["version"] for e in lines)  # the engine is in the key
+    assert all(e["cpu"]["fsf-20d1"][1] > 0 and e["cpu"]["L1"][1] > 0 for e in lines)
+
+    # Another game's row never asks the engine (it plays only Extinction).
+    assert bench.pairs_of("chameleon", ["L2:L1", "L1:fsf-20d1"]) == ["L2:L1"]
+    with pytest.raises(SystemExit, match="plays only extinction"):
+        bench.player("fsf0d1")(bench.find_game("chameleon"), None, 0, None)

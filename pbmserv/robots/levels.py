@@ -8,6 +8,8 @@ shorter search alone plays much the same moves where the evaluation does most of
 (measured on Extinction, L2 against L1 without temperatures won 17 of 24, with them 24 of 24),
 as a weaker player makes the mistakes a stronger one does not. A game's policy may set its own
 temperatures (Buffalo's defence loses to one lesser move, so only its L1 errs, and less often).
+Where a game's policy has tactics (:mod:`pbmserv.robots.tactics`), a stronger level reads them
+deeper and lets less slip past them: its mistakes are a weaker plan, not a piece left hanging.
 """
 
 from __future__ import annotations
@@ -22,11 +24,12 @@ from pbmserv.robots.policies import policy_for
 
 LEVELS: tuple[int, ...] = (1, 2, 3)
 
-#: Iterations, CPU cap (seconds) and temperature of each level.
+#: Iterations, CPU cap (seconds), temperature and plies of tactics (where a game has them) of
+#: each level.
 BUDGETS: dict[int, Budget] = {
-    1: Budget(iterations=50, cpu_seconds=1.0, temperature=1.0),
-    2: Budget(iterations=400, cpu_seconds=2.5, temperature=0.3),
-    3: Budget(iterations=3200, cpu_seconds=5.0),
+    1: Budget(iterations=50, cpu_seconds=1.0, temperature=1.0, tactics_depth=1),
+    2: Budget(400, cpu_seconds=2.5, temperature=0.3, tactics_depth=3, tactics_margin=0.3),
+    3: Budget(iterations=3200, cpu_seconds=5.0, tactics_depth=4, tactics_margin=0.15),
 }
 
 
@@ -49,7 +52,8 @@ def _budget(game: AnyGame, level: int, cpu_seconds: float | None, temperature: b
     iterations = round(budget.iterations * policy.iteration_scale)
     cap = budget.cpu_seconds if cpu_seconds is None else min(budget.cpu_seconds, cpu_seconds)
     drawn = budget.temperature if policy.temperatures is None else policy.temperatures[level - 1]
-    return Budget(iterations, cap, drawn if temperature else 0.0)
+    drawn = drawn if temperature else 0.0
+    return Budget(iterations, cap, drawn, budget.tactics_depth, budget.tactics_margin)
 
 
 def _search(

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pbmserv.games.base import AnyGame, Outcome
-from pbmserv.robots.policy import Policy, Values
+from pbmserv.robots.policy import Policy, Values, sigmoid
+from pbmserv.robots.tactics import DECIDED, root_scores, safe_moves
 
 #: A playout that has not ended after this many moves is scored by the policy's evaluation (a
 #: draw without one): classic Owlman has no move limit.
@@ -45,6 +46,11 @@ class Budget:
     #: visits ** (1 / temperature), so a weaker level sometimes plays a lesser move, as a
     #: weaker player does (a search that is only shorter plays much the same moves).
     temperature: float = 0.0
+    #: Plies the policy's tactics read before the tree search (0: none; see robots.tactics).
+    tactics_depth: int = 0
+    #: The share of the tactics' margin a root move may fall short of the best by and still be
+    #: searched: a stronger level lets less slip.
+    tactics_margin: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,8 @@ class Search:
         self.fixed = not (game.SPEC.uses_chance or game.SPEC.hidden_information)
         # Minimax over evaluations is sound only where a position does not vary.
         self.minimax = policy.minimax_weight if self.fixed and policy.evaluate else 0.0
+        #: The root moves the tactics left to the tree (None: all of them).
+        self.root_moves: set[Hashable] | None = None
 
     # --- the public entry point ------------------------------------------------------------
 
@@ -123,9 +131,15 @@ class Search:
         """Search ``budget.iterations`` times (fewer if the CPU cap is reached first)."""
         started = time.process_time()
         done = 0
-        decisive = self._decisive_move()
+        # The tactics find a win at once themselves (at their first ply).
+        reads_tactics = self.policy.tactics is not None and budget.tactics_depth > 0
+        decisive = None if reads_tactics else self._decisive_move()
         if decisive is not None:
             return SearchResult(decisive, 1.0, 1.0, 0, time.process_time() - started)
+        settled = self._read_tactics(budget.tactics_depth, budget.tactics_margin)
+        if settled is not None:
+            move, value = settled
+            return SearchResult(move, value, value, 0, time.process_time() - started)
         while done < budget.iterations:
             if done and time.process_time() - started > budget.cpu_seconds:
                 break
@@ -183,6 +197,27 @@ class Search:
                 return move
         return None
 
+    def _read_tactics(self, depth: int, share: float) -> tuple[Any, float] | None:
+        """Read the policy's tactics ``depth`` plies deep: the move and its value when they
+        settle it (a forced win, or one move alone not clearly worse), else None with the
+        root's moves narrowed to those within the margin of the best."""
+        tactics = self.policy.tactics
+        if tactics is None or depth <= 0 or not self.fixed:
+            return None
+        if self.seat not in self.game.to_move(self.state).seats:
+            return None
+        scored, _nodes = root_scores(tactics, self.state, depth)
+        if not scored:
+            return None
+        best_move, best = max(scored, key=lambda item: item[1])
+        if best > DECIDED:
+            return best_move, 1.0
+        kept = safe_moves(scored, tactics.margin * share)
+        if len(kept) == 1:
+            return kept[0], 0.0 if best < -DECIDED else sigmoid(best / 4.0)
+        self.root_moves = {_key(self.game, self.state, move) for move in kept}
+        return None
+
     def _wins_at_once(self, state: Any, move: Any) -> bool:
         result = self.game.outcome(self.game.apply(state, move, self.rng))
         return result is not None and result.winners == frozenset({self.seat})
@@ -204,6 +239,8 @@ class Search:
             if moves is None:
                 legal = policy.tree_moves(game, state, actor, game.legal_moves(state, actor), rng)
                 moves = [(_key(game, state, move), move) for move in legal]
+                if node is self.root and self.root_moves is not None:
+                    moves = [(k, m) for k, m in moves if k in self.root_moves] or moves
                 if self.fixed:
                     node.moves = moves
             child, move = self._select(node, moves, actor)

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from pbmserv.games.base import AnyGame
+from pbmserv.robots.tactics import Tactics
 
 #: One result per seat, 0 (loss) .. 1 (win), 0.5 a draw.
 Values = tuple[float, ...]
@@ -70,6 +71,9 @@ class Policy:
     ordered: bool = False
     #: Narrows the moves the tree considers (a game whose legal moves are mostly idle).
     candidates: Candidates | None = None
+    #: A shallow alpha-beta read before the tree search (games without chance or secrets):
+    #: the root's moves that it finds clearly worse than the best are left out of the tree.
+    tactics: Tactics | None = None
 
     def widening(self, visits: int) -> float:
         """How many children a node with ``visits`` visits may have."""

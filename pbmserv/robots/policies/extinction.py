@@ -13,6 +13,7 @@ from typing import Any
 import chess
 
 from pbmserv.games.base import AnyGame
+from pbmserv.robots.policies.extinction_tactics import TACTICS
 from pbmserv.robots.policy import Policy, Values, for_seat, sigmoid
 
 _PIECE_VALUES = {
@@ -84,4 +85,7 @@ POLICY = Policy(
     candidates=_extinction_candidates,
     minimax_weight=0.8,
     exploration=0.4,
+    tactics=TACTICS,
+    # The tactics do what most of the iterations did: fewer of them keep each level's time.
+    iteration_scale=0.4,
 )

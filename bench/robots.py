@@ -30,11 +30,14 @@ from __future__ import annotations
 
 import argparse
 import ast
+import atexit
 import hashlib
 import inspect
 import json
 import math
+import os
 import random
+import subprocess
 import sys
 import time
 from collections import defaultdict
@@ -53,6 +56,7 @@ from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame, move_rng
 from pbmserv.robots.baselines import greedy_move, random_move
 from pbmserv.robots.levels import LEVELS, robot_move
+from pbmserv.robots.view import seat_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, imported as a script's
 from fairy_stockfish import engine_identity, engine_move, engine_path, engine_setting  # noqa: E402
@@ -105,12 +109,73 @@ class Played:
     cpu: dict[str, tuple[float, int]]  # per player name: CPU seconds, moves
 
 
+class OlderRobot:
+    """A level of another commit's robots (``L3@REV``), thinking in a process of REV's own
+    (bench/robot_worker.py, run by REV's venv, built by bench/rig/baseline.py). Its CPU is the
+    worker's, as it reports it."""
+
+    def __init__(self, level: int, rev: str) -> None:
+        self.level, self.rev = level, rev
+        self.last_cpu = 0.0
+
+    def __call__(self, game: AnyGame, state: Any, seat: int, rng: random.Random) -> str:
+        worker = _older_worker(self.rev)
+        assert worker.stdin is not None and worker.stdout is not None
+        request = {
+            "game": game.SPEC.name,
+            "state": game.dump(state),
+            "seat": seat,
+            "level": self.level,
+            "seed": rng.getrandbits(64),
+        }
+        worker.stdin.write(json.dumps(request) + "\n")
+        worker.stdin.flush()
+        line = worker.stdout.readline()
+        if not line:
+            raise RuntimeError(f"the robot worker of {self.rev} stopped")
+        answer = json.loads(line)
+        self.last_cpu = float(answer["cpu"])
+        return str(answer["text"])
+
+
+_OLDER_WORKERS: dict[str, subprocess.Popen[str]] = {}
+
+
+def _older_worker(rev: str) -> subprocess.Popen[str]:
+    worker = _OLDER_WORKERS.get(rev)
+    if worker is None:
+        root = Path(__file__).resolve().parents[1]
+        if str(root) not in sys.path:
+            sys.path.insert(0, str(root))
+        from bench.rig.baseline import build_baseline
+
+        baseline = build_baseline(rev, say=lambda text: print(text, file=sys.stderr))
+        script = Path(__file__).resolve().parent / "robot_worker.py"
+        worker = subprocess.Popen(
+            [str(baseline.folder / ".venv" / "bin" / "python"), str(script)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            cwd="/",
+            env={**os.environ, "PYTHONPATH": ""},  # REV's own pbmserv, not this tree's
+        )
+        atexit.register(worker.kill)
+        _OLDER_WORKERS[rev] = worker
+    return worker
+
+
 def player(name: str) -> Player:
-    """The player called ``name``: ``L1``.. a robot level, ``greedy``, ``random`` or
-    Fairy-Stockfish (``fsf20d1``: Skill Level 20, depth 1; see bench/fairy_stockfish.py)."""
+    """The player called ``name``: ``L1``.. a robot level, ``greedy``, ``random``,
+    Fairy-Stockfish (``fsf20d1``: Skill Level 20, depth 1; see bench/fairy_stockfish.py), or a
+    level of another commit (``L3@020b28e``: give a commit's hash, which names fixed code)."""
+    level_text, _, rev = name.partition("@")
+    if rev and level_text.startswith("L") and level_text[1:].isdigit():
+        return OlderRobot(int(level_text[1:]), rev)
     if name.startswith("L") and name[1:].isdigit() and int(name[1:]) in LEVELS:
         level = int(name[1:])
-        return lambda game, state, seat, rng: robot_move(game, state, seat, level, rng).text
+        return lambda game, state, seat, rng: (
+            robot_move(game, seat_view(game, state, seat), level, rng).text
+        )
     setting = engine_setting(name)
     if setting is not None:
 
@@ -142,7 +207,9 @@ def play(
         seat = min(seats)
         started = time.process_time()
         text = players[seat](game, state, seat, rngs[seat])
-        cpu.seconds[names[seat]] += time.process_time() - started
+        # Another commit's robot thinks in its own process, which reports its CPU.
+        remote = getattr(players[seat], "last_cpu", None)
+        cpu.seconds[names[seat]] += time.process_time() - started if remote is None else remote
         cpu.moves[names[seat]] += 1
         move = game.parse_move(state, seat, text)
         if game.format_move(state, move) != text:
@@ -178,6 +245,8 @@ def goal(pair: str) -> float:
     first, second = pair.split(":")
     if is_engine_pair(pair):
         return 0.50
+    if "@" in second and "@" not in first:  # today's level against an older commit's
+        return 0.70
     if first == TOP and second == "greedy":
         return 0.90
     if first == TOP and second == "random":
@@ -224,8 +293,11 @@ def _code_of(path: Path) -> str:
 
 def pair_version(version: str, pair: str) -> str:
     """A game's code version, and for a pair against the engine, the engine's name too (a
-    newer engine plays other games)."""
-    return f"{version}+{engine_identity()}" if is_engine_pair(pair) else version
+    newer engine plays other games); an older commit's robot is named by its commit."""
+    if is_engine_pair(pair):
+        return f"{version}+{engine_identity()}"
+    older = [name for name in pair.split(":") if "@" in name]
+    return "+".join([version, *older])
 
 
 def read_record(path: Path | None, versions: dict[str, str]) -> dict[tuple[str, str, int], Played]:
@@ -294,8 +366,13 @@ def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
     plans = []  # (game, today's version, older version, its games by key, the replays)
     for game in chosen:
         name, version = game.SPEC.name, code_version(game)
-        # The engine's games are left out: another engine plays them, whatever our code does.
-        mine = [e for e in entries if e["game"] == name and not is_engine_pair(e["pair"])]
+        # The engine's games and another commit's are left out: code other than ours plays
+        # half of them.
+        mine = [
+            e
+            for e in entries
+            if e["game"] == name and not is_engine_pair(e["pair"]) and "@" not in e["pair"]
+        ]
         if not mine:
             print(f"{name:<11} no games in {path}")
             continue

@@ -19,8 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pbmserv.games.base import AnyGame
+from pbmserv.robots.lean_search import LeanSearch
 from pbmserv.robots.mcts import Budget, SearchResult, outcome_values, search
 from pbmserv.robots.policies import policy_for
+from pbmserv.robots.tactics import LeanPlay
+from pbmserv.robots.view import SeatView
 
 LEVELS: tuple[int, ...] = (1, 2, 3)
 
@@ -65,22 +68,26 @@ def _search(
     cpu: float | None,
     temperature: bool = True,
 ) -> SearchResult:
-    budget = _budget(game, level, cpu, temperature)
-    return search(game, state, seat, policy_for(game), budget, rng)
+    budget, policy = _budget(game, level, cpu, temperature), policy_for(game)
+    fixed = not (game.SPEC.uses_chance or game.SPEC.hidden_information)
+    lean = policy.tactics.lean if policy.tactics is not None else None
+    if policy.lean_tree and fixed and isinstance(lean, LeanPlay):
+        return LeanSearch(game, state, seat, policy, rng, lean).run(budget)
+    return search(game, state, seat, policy, budget, rng)
 
 
 def robot_move(
     game: AnyGame,
-    state: Any,
-    seat: int,
+    view: SeatView,
     level: int,
     rng: random.Random,
     cpu_seconds: float | None = None,
 ) -> Choice:
-    """The move a robot of `level` makes for `seat` (a seat in to_move(state).seats).
-    `cpu_seconds` caps the CPU spent (None: the level's own cap). Never reads another seat's
-    secrets (for hidden-information games it searches only determinize(state, seat, rng)
-    samples) nor the game's seed."""
+    """The move a robot of `level` makes for the seat of ``view`` (a seat to move).
+    `cpu_seconds` caps the CPU spent (None: the level's own cap). It is handed the seat's view
+    alone (pbmserv.robots.view: no other seat's secrets) and never the game's seed; in a game
+    with secrets it searches determinize(view, seat, rng) samples."""
+    state, seat = view.state, view.seat
     if seat not in game.to_move(state).seats:
         raise ValueError(f"seat {seat} is not to move")
     found = _search(game, state, seat, level, rng, cpu_seconds)
@@ -95,15 +102,15 @@ def robot_move(
 
 def robot_value(
     game: AnyGame,
-    state: Any,
-    seat: int,
+    view: SeatView,
     level: int,
     rng: random.Random,
     *,
     cpu_seconds: float | None = None,
 ) -> float:
-    """The robot's estimate of `seat`'s result in `state` (0..1), for deciding on a draw
-    offer."""
+    """The robot's estimate of the result of the seat of ``view`` (0..1), for deciding on a
+    draw offer."""
+    state, seat = view.state, view.seat
     result = game.outcome(state)
     if result is not None:
         return outcome_values(result, game.SPEC.players)[seat]

@@ -66,14 +66,14 @@ class SearchResult:
     cpu_seconds: float
 
 
-class _Node:
+class Node:
     """A move sequence's statistics: ``total`` is the summed result of the seat that chose the
     move into the node, ``available`` how many times that move could have been chosen."""
 
     __slots__ = ("available", "bound", "children", "moves", "total", "visits")
 
     def __init__(self) -> None:
-        self.children: dict[Hashable, _Node] = {}
+        self.children: dict[Hashable, Node] = {}
         self.visits = 0
         self.total = 0.0
         self.available = 0
@@ -116,7 +116,7 @@ class Search:
         self.policy = policy
         self.rng = rng
         self.players = game.SPEC.players
-        self.root = _Node()
+        self.root = Node()
         self.root_totals = [0.0] * self.players
         # Without chance or secrets a move sequence always leads to the same position.
         self.fixed = not (game.SPEC.uses_chance or game.SPEC.hidden_information)
@@ -161,7 +161,7 @@ class Search:
         value = best.total / max(1, best.visits)
         return SearchResult(self._root_move(key), value, root_value, done, cpu)
 
-    def _drawn_child(self, temperature: float) -> tuple[Hashable, _Node]:
+    def _drawn_child(self, temperature: float) -> tuple[Hashable, Node]:
         """A root child drawn with a chance in proportion to visits ** (1 / temperature)."""
         children = list(self.root.children.items())
         most = max(node.visits for _, node in children) or 1
@@ -226,7 +226,7 @@ class Search:
         game, rng, policy = self.game, self.rng, self.policy
         state = game.determinize(self.state, self.seat, rng)
         node = self.root
-        path: list[tuple[_Node, int]] = []
+        path: list[tuple[Node, int]] = []
         values: Values | None = None
         while values is None:
             seats = game.to_move(state).seats
@@ -251,8 +251,11 @@ class Search:
                 if self.minimax:
                     child.bound = self._bound(state, values)
             node = child
-        root = self.root
-        root.visits += 1
+        self._back_up(path, values)
+
+    def _back_up(self, path: Sequence[tuple[Node, int]], values: Values) -> None:
+        """Count the iteration's result at the root and along its path."""
+        self.root.visits += 1
         for seat in range(self.players):
             self.root_totals[seat] += values[seat]
         for child, actor in path:
@@ -270,7 +273,7 @@ class Search:
         return policy.evaluate(self.game, state)
 
     @staticmethod
-    def _back_up_bounds(path: Sequence[tuple[_Node, int]]) -> None:
+    def _back_up_bounds(path: Sequence[tuple[Node, int]]) -> None:
         """Each node of the path takes the bound of the child best for the seat choosing
         there (implicit minimax backups, Lanctot et al. 2014)."""
         for index in range(len(path) - 2, -1, -1):
@@ -280,13 +283,13 @@ class Search:
                 node.bound = max(bounds, key=lambda bound: bound[chooser])
 
     def _select(
-        self, node: _Node, moves: Sequence[tuple[Hashable, Any]], actor: int
-    ) -> tuple[_Node, Any]:
+        self, node: Node, moves: Sequence[tuple[Hashable, Any]], actor: int
+    ) -> tuple[Node, Any]:
         """The child to follow: a new one while the node may widen, else by UCB over the
         children available now."""
         children = node.children
         fresh: list[tuple[Hashable, Any]] = []
-        available: list[tuple[_Node, Any]] = []
+        available: list[tuple[Node, Any]] = []
         for key, move in moves:
             child = children.get(key)
             if child is None:
@@ -296,7 +299,7 @@ class Search:
                 available.append((child, move))
         if fresh and (not available or len(children) < self.policy.widening(node.visits)):
             key, move = fresh[0] if self.policy.ordered else self.rng.choice(fresh)
-            child = children[key] = _Node()
+            child = children[key] = Node()
             child.available = 1
             return child, move
         explore = self.policy.exploration

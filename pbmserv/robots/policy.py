@@ -74,6 +74,9 @@ class Policy:
     #: A shallow alpha-beta read before the tree search (games without chance or secrets):
     #: the root's moves that it finds clearly worse than the best are left out of the tree.
     tactics: Tactics | None = None
+    #: The tree search, too, runs on the tactics' lean position (a LeanPlay then): its moves
+    #: pushed and popped, its playouts and evaluations the lean position's own.
+    lean_tree: bool = False
 
     def widening(self, visits: int) -> float:
         """How many children a node with ``visits`` visits may have."""

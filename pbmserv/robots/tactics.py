@@ -16,9 +16,10 @@ or lost game is ``WIN`` less the plies to it, so that a quicker win scores highe
 
 from __future__ import annotations
 
+import random
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 #: A won game's score (a lost one is its negative), less the plies it takes.
 WIN = 10_000.0
@@ -50,6 +51,23 @@ class LeanGame(Protocol):
 
     def no_moves(self, position: Any) -> float:
         """The side to move's result when it has no move (Extinction: a stalemate, drawn)."""
+
+
+@runtime_checkable
+class LeanPlay(LeanGame, Protocol):
+    """A lean position that can also play the tree search's part."""
+
+    def seat(self, position: Any) -> int:
+        """The seat to move."""
+
+    def tree_moves(self, position: Any) -> Sequence[Hashable]:
+        """The moves the tree considers (never none of them while there are moves)."""
+
+    def playout_move(self, position: Any, rng: random.Random) -> Any:
+        """A playout's move for the side to move (None: it has none)."""
+
+    def win_chance(self, position: Any) -> float:
+        """The side to move's expected result, 0 .. 1, of a position that has not ended."""
 
 
 @dataclass(frozen=True)

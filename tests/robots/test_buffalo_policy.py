@@ -121,6 +121,7 @@ def test_only_the_weakest_buffalo_level_plays_a_lesser_move() -> None:
     """A lesser move loses Buffalo's defence at once, so L2 and L3 play the best move the
     search finds, and only L1 draws its move (at a lower temperature than other games')."""
     from pbmserv.robots.levels import robot_move
+    from pbmserv.robots.view import seat_view
 
     game = _game()
     opening = game.new_game(game.validate_options({}, 2), random.Random(0))
@@ -128,7 +129,9 @@ def test_only_the_weakest_buffalo_level_plays_a_lesser_move() -> None:
 
     def differs_from_best(level: int) -> bool:
         for seed in range(8):
-            chosen = robot_move(game, state, WHITE, level, random.Random(seed)).text
+            chosen = robot_move(
+                game, seat_view(game, state, WHITE), level, random.Random(seed)
+            ).text
             budget = Budget(BUDGETS[level].iterations, cpu_seconds=30.0)
             best = search(game, state, WHITE, policy_for(game), budget, random.Random(seed))
             if chosen != game.format_move(state, best.move):

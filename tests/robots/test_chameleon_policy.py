@@ -9,6 +9,7 @@ import pytest
 from pbmserv.games import find_game
 from pbmserv.games.chameleon import SWAP, ChameleonState
 from pbmserv.robots.levels import robot_move
+from pbmserv.robots.view import seat_view
 
 
 def _played(size: int, texts: list[str]) -> ChameleonState:
@@ -29,7 +30,7 @@ def test_no_swap_after_a_first_piece_on_3x3(first: str, level: int) -> None:
     game = find_game("chameleon")
     assert game is not None
     state = _played(3, [first])
-    assert robot_move(game, state, 1, level, random.Random(level)).text != SWAP
+    assert robot_move(game, seat_view(game, state, 1), level, random.Random(level)).text != SWAP
 
 
 def test_the_second_player_converts_the_3x3_win() -> None:
@@ -40,7 +41,7 @@ def test_the_second_player_converts_the_3x3_win() -> None:
     while game.outcome(state) is None:
         seat = state.ply % 2
         if seat == 1:
-            text = robot_move(game, state, 1, 2, rng).text
+            text = robot_move(game, seat_view(game, state, 1), 2, rng).text
         else:
             moves = game.legal_moves(state, 0)
             text = game.format_move(state, moves[rng.randrange(len(moves))])

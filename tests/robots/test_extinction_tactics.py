@@ -14,9 +14,12 @@ from hypothesis import strategies as st
 
 from pbmserv.games import find_game
 from pbmserv.games.extinction import position
-from pbmserv.robots import robot_move
+from pbmserv.robots import robot_move, seat_view
+from pbmserv.robots.lean_search import LeanSearch
+from pbmserv.robots.mcts import Budget
+from pbmserv.robots.policies import policy_for
 from pbmserv.robots.policies.extinction_tactics import TACTICS, ExtinctionLean
-from pbmserv.robots.tactics import DECIDED, root_scores, safe_moves
+from pbmserv.robots.tactics import DECIDED, LeanPlay, root_scores, safe_moves
 
 GAME = find_game("extinction")
 LEAN = ExtinctionLean()
@@ -86,12 +89,14 @@ def test_a_robot_takes_a_last_piece_and_saves_its_own() -> None:
     # White's queen may take Black's only queen on d8 outright: every level takes it.
     takes = position("rnbqkbnr/ppp2ppp/8/3Q4/8/8/PPP1PPPP/RNB1KBNR w KQkq - 0 4")
     for level in (1, 2, 3):
-        choice = robot_move(GAME, takes, 0, level, random.Random(level), cpu_seconds=2.0)
+        choice = robot_move(
+            GAME, seat_view(GAME, takes, 0), level, random.Random(level), cpu_seconds=2.0
+        )
         assert choice.text == "Qxd8#"
     # White's only queen attacked by a pawn: no level leaves it there.
     hangs = position("rnbqkbnr/ppp1pppp/8/3p4/4Q3/8/PPPP1PPP/RNB1KBNR w KQkq - 0 3")
     for seed in range(4):
-        choice = robot_move(GAME, hangs, 0, 1, random.Random(seed))
+        choice = robot_move(GAME, seat_view(GAME, hangs, 0), 1, random.Random(seed))
         move = GAME.parse_move(hangs, 0, choice.text)
         assert move.from_square == chess.E4, choice.text
 
@@ -106,3 +111,34 @@ def test_the_tactics_cost_a_small_share_of_a_search(depth: int) -> None:
         state = GAME.apply(state, rng.choice(GAME.legal_moves(state, state.seat_to_move)), rng)
     _, nodes = root_scores(TACTICS, state, depth)
     assert 0 < nodes <= 5 * TACTICS.node_budget
+
+
+def _lean_search(state: object, seed: int = 0, seat: int = 0) -> LeanSearch:
+    assert GAME is not None
+    policy = policy_for(GAME)
+    lean = policy.tactics.lean if policy.tactics else None
+    assert isinstance(lean, LeanPlay)
+    return LeanSearch(GAME, state, seat, policy, random.Random(seed), lean)
+
+
+def test_the_lean_tree_sees_a_hanging_queen_without_the_tactics() -> None:
+    """The tree alone (no tactics read first), on the lean position: it moves the queen that a
+    pawn attacks, and leaves its position as it found it."""
+    assert GAME is not None
+    hangs = position("rnbqkbnr/ppp1pppp/8/3p4/4Q3/8/PPPP1PPP/RNB1KBNR w KQkq - 0 3")
+    for seed in range(3):
+        search = _lean_search(hangs, seed)
+        found = search.run(Budget(iterations=1500, cpu_seconds=60.0))
+        assert found.move.from_square == chess.E4, GAME.format_move(hangs, found.move)
+        assert found.iterations == 1500
+        assert search.position.fen() == hangs.fen and not search.position.move_stack
+
+
+@pytest.mark.parametrize(("fen", "seat"), [("w", 0), ("b", 1)])
+def test_the_lean_tree_values_a_rook_up_for_the_right_seat(fen: str, seat: int) -> None:
+    """White a rook up (Black's last rook weak too): good for White whoever is to move, bad
+    for Black; values stay in 0..1."""
+    state = position(f"1nbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR {fen} Kk - 0 1")
+    found = _lean_search(state, 1, seat).run(Budget(iterations=300, cpu_seconds=60.0))
+    assert 0.0 <= found.root_value <= 1.0
+    assert found.root_value > 0.7 if seat == 0 else found.root_value < 0.3

@@ -16,7 +16,7 @@ import pbmserv.games.base
 from pbmserv.games import all_games, find_game
 from pbmserv.games.base import AnyGame, move_rng
 from pbmserv.games.testing import random_playout
-from pbmserv.robots import LEVELS, robot_move, robot_value
+from pbmserv.robots import LEVELS, SeatView, robot_move, robot_value, seat_view
 from pbmserv.robots.baselines import greedy_move, random_move
 
 #: Option sets that reach every kind of decision: Entropy II's stocking, Rebel Buffalo's dog
@@ -84,7 +84,9 @@ def test_every_level_plays_a_legal_move_in_every_stage(game: AnyGame, raw: dict[
             stages.add(game.to_move(state).stage)
             for level in LEVELS:
                 rng = random.Random(index * 10 + level)
-                choice = robot_move(game, state, seat, level, rng, cpu_seconds=QUICK)
+                choice = robot_move(
+                    game, seat_view(game, state, seat), level, rng, cpu_seconds=QUICK
+                )
                 assert_reads_back(game, state, seat, choice.text)
                 assert 0.0 <= choice.value <= 1.0
                 assert choice.iterations >= 0 and choice.cpu_seconds >= 0
@@ -95,8 +97,8 @@ def test_every_level_plays_a_legal_move_in_every_stage(game: AnyGame, raw: dict[
 def test_same_seed_same_choice(game: AnyGame, raw: dict[str, str]) -> None:
     for index, state in enumerate(positions(game, raw, seed=2, count=2)):
         seat = min(game.to_move(state).seats)
-        first = robot_move(game, state, seat, 1, random.Random(index))
-        assert robot_move(game, state, seat, 1, random.Random(index)) == first
+        first = robot_move(game, seat_view(game, state, seat), 1, random.Random(index))
+        assert robot_move(game, seat_view(game, state, seat), 1, random.Random(index)) == first
 
 
 def _winning_positions(game: AnyGame, seeds: range) -> Iterator[tuple[Any, int]]:
@@ -118,7 +120,7 @@ def _winning_positions(game: AnyGame, seeds: range) -> Iterator[tuple[Any, int]]
 def test_a_win_at_once_is_taken(game: AnyGame) -> None:
     found = 0
     for state, seat in islice(_winning_positions(game, range(40)), 4):
-        choice = robot_move(game, state, seat, 1, random.Random(0))
+        choice = robot_move(game, seat_view(game, state, seat), 1, random.Random(0))
         after = game.apply(state, game.parse_move(state, seat, choice.text), random.Random(0))
         result = game.outcome(after)
         assert result is not None and result.winners == frozenset({seat}), choice.text
@@ -132,7 +134,7 @@ def test_chameleon_completes_its_chain() -> None:
     state = game.new_game({"size": 5}, random.Random(0))
     for seat, text in enumerate(["c1x", "a5o", "c2x", "b5o", "c3x", "d5o", "c4x", "e4o"]):
         state = game.apply(state, game.parse_move(state, seat % 2, text), random.Random(0))
-    choice = robot_move(game, state, 0, 3, random.Random(0))
+    choice = robot_move(game, seat_view(game, state, 0), 3, random.Random(0))
     assert choice.text == "c5x" and choice.value == 1.0
     after = game.apply(state, game.parse_move(state, 0, choice.text), random.Random(0))
     result = game.outcome(after)
@@ -147,7 +149,9 @@ def test_chameleon_blocks_a_chain_one_cell_short() -> None:
     for ply, text in enumerate(["e5o", "a3x", "a1o", "b3x", "e1o", "d3x", "c5o", "e3x"]):
         state = game.apply(state, game.parse_move(state, ply % 2, text), random.Random(0))
     for level in LEVELS:
-        assert robot_move(game, state, 0, level, random.Random(level)).text == "c3o"
+        assert (
+            robot_move(game, seat_view(game, state, 0), level, random.Random(level)).text == "c3o"
+        )
 
 
 def test_no_seed_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -171,7 +175,12 @@ def test_no_seed_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setattr(pbmserv.games.base, "move_rng", forbidden)
     choices = [
-        robot_move(game, game.new_game(options, random.Random(seed)), 0, 2, random.Random(5))
+        robot_move(
+            game,
+            seat_view(game, game.new_game(options, random.Random(seed)), 0),
+            2,
+            random.Random(5),
+        )
         for seed in seeds
     ]
     assert choices[0] == choices[1]
@@ -195,6 +204,15 @@ def _hmdg() -> AnyGame:
     return game
 
 
+def test_a_seat_view_is_made_only_from_a_board_by_seat_view() -> None:
+    game = find_game("extinction")
+    assert game is not None
+    state = game.new_game({}, random.Random(0))
+    with pytest.raises(TypeError, match="made by seat_view"):
+        SeatView(0, state)
+    assert seat_view(game, state, 0).state is state  # no secrets: the board as it is
+
+
 def test_hmdg_choice_ignores_the_opponents_secrets() -> None:
     # The property of the issue: moving the opponent's hidden pieces anywhere consistent with
     # the robot's view never changes its choice, in the move stage and when answering.
@@ -208,12 +226,16 @@ def test_hmdg_choice_ignores_the_opponents_secrets() -> None:
             stage = game.to_move(state).stage
             for j in range(2):
                 varied = game.vary_hidden(state, seat, random.Random(j))
+                # By construction: the robot is handed the same view of both boards...
+                assert seat_view(game, varied, seat) == seat_view(game, state, seat)
+                # ...which is not the board itself where the opponent has secrets.
+                assert seat_view(game, state, seat).state is not state
                 levels = (1, 2) if index == j == 0 else (1,)
                 for level in levels:
                     k = seed * 100 + j * 10 + level
-                    assert robot_move(game, state, seat, level, random.Random(k)) == robot_move(
-                        game, varied, seat, level, random.Random(k)
-                    )
+                    assert robot_move(
+                        game, seat_view(game, state, seat), level, random.Random(k)
+                    ) == robot_move(game, seat_view(game, varied, seat), level, random.Random(k))
                 checked[stage] = checked.get(stage, 0) + (varied != state)
     assert checked.get("move", 0) >= 2 and checked.get("reveal", 0) >= 1, checked
 
@@ -224,13 +246,17 @@ def test_values_are_between_0_and_1(game: AnyGame, raw: dict[str, str]) -> None:
     playout = random_playout(game, options, 3)
     for state in [*playout.states[:: max(1, len(playout.states) // 3)], playout.final]:
         for seat in range(game.SPEC.players):
-            value = robot_value(game, state, seat, 1, random.Random(seat), cpu_seconds=QUICK)
+            value = robot_value(
+                game, seat_view(game, state, seat), 1, random.Random(seat), cpu_seconds=QUICK
+            )
             assert 0.0 <= value <= 1.0
     result = game.outcome(playout.final)
     assert result is not None
     for seat in range(game.SPEC.players):
         expected = 0.5 if not result.winners else float(seat in result.winners)
-        assert robot_value(game, playout.final, seat, 3, random.Random(0)) == expected
+        assert (
+            robot_value(game, seat_view(game, playout.final, seat), 3, random.Random(0)) == expected
+        )
 
 
 @pytest.mark.parametrize(("game", "raw"), GAMES)
@@ -245,7 +271,9 @@ def test_robots_play_whole_games(game: AnyGame, raw: dict[str, str]) -> None:
             break
         seat = min(seats)
         level = LEVELS[(ply // 2) % len(LEVELS)]
-        text = robot_move(game, state, seat, level, rngs[seat], cpu_seconds=0.01).text
+        text = robot_move(
+            game, seat_view(game, state, seat), level, rngs[seat], cpu_seconds=0.01
+        ).text
         assert_reads_back(game, state, seat, text)
         state = game.apply(state, game.parse_move(state, seat, text), move_rng(seed, ply))
     assert game.outcome(state) is not None
@@ -265,6 +293,6 @@ def test_a_seat_not_to_move_and_an_unknown_level_are_refused() -> None:
     assert game is not None
     state = game.new_game({"size": 5}, random.Random(0))
     with pytest.raises(ValueError):
-        robot_move(game, state, 1, 1, random.Random(0))
+        robot_move(game, seat_view(game, state, 1), 1, random.Random(0))
     with pytest.raises(ValueError):
-        robot_move(game, state, 0, 9, random.Random(0))
+        robot_move(game, seat_view(game, state, 0), 9, random.Random(0))

@@ -10,6 +10,7 @@ from pbmserv.games import find_game
 from pbmserv.games.owlman import DOC, EMPTY, HELPER, OWL, OwlmanState, index
 from pbmserv.robots.levels import LEVELS, robot_move
 from pbmserv.robots.policies.owlman import POLICY
+from pbmserv.robots.view import seat_view
 
 
 def _board(pieces: dict[str, str]) -> str:
@@ -30,7 +31,7 @@ def _answer_wins(pieces: dict[str, str], ply: int, seat: int, level: int) -> str
     game = find_game("owlman")
     assert game is not None
     state = OwlmanState(cells=_board(pieces), ply=ply)
-    text = robot_move(game, state, seat, level, random.Random(level)).text
+    text = robot_move(game, seat_view(game, state, seat), level, random.Random(level)).text
     result = game.outcome(_after(state, seat, text))
     assert result is not None and result.winners == {seat}, text
     return text
@@ -55,7 +56,7 @@ def test_doc_leaves_h1_when_owlman_can_swoop_onto_it(level: int) -> None:
     assert game is not None
     cells = _board({"h1": DOC, "d3": HELPER, "f5": HELPER, "c6": HELPER, "e2": OWL})
     state = OwlmanState(cells=cells, ply=10)
-    choice = robot_move(game, state, 0, level, random.Random(level))
+    choice = robot_move(game, seat_view(game, state, 0), level, random.Random(level))
     assert choice.text == "h1-g2"
 
 

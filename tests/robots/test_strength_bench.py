@@ -4,6 +4,8 @@ run with the same code reuses the recorded games, and a run with other code play
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,41 @@ def test_the_engine_plays_extinction_against_a_robot_and_only_there(
     assert bench.pairs_of("chameleon", ["L2:L1", "L1:fsf-20d1"]) == ["L2:L1"]
     with pytest.raises(SystemExit, match="plays only extinction"):
         bench.player("fsf0d1")(bench.find_game("chameleon"), None, 0, None)
+
+
+def test_an_older_commits_robot_plays_through_its_own_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``L1@REV`` thinks in a worker process (bench/robot_worker.py) that REV's venv runs;
+    here the worker runs this tree's Python, the protocol and the bookkeeping being what is
+    checked: moves that read back, the worker's CPU counted, the commit in the record's key."""
+    bench = load_bench("robots")
+    started: list[str] = []
+
+    def own_worker(rev: str) -> subprocess.Popen[str]:
+        worker = bench._OLDER_WORKERS.get(rev)
+        if worker is None:
+            started.append(rev)
+            script = Path(bench.__file__).with_name("robot_worker.py")
+            worker = subprocess.Popen(
+                [sys.executable, str(script)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+            )
+            bench._OLDER_WORKERS[rev] = worker
+        return worker
+
+    monkeypatch.setattr(bench, "_older_worker", own_worker)
+    monkeypatch.setattr(bench, "_OLDER_WORKERS", {})
+    record = tmp_path / "games.jsonl"
+    args = ["--only", "chameleon", "--pairs", "L1:L1@abc1234", "--games", "2"]
+    assert bench.main([*args, "--record", str(record)]) == 0
+    out = capsys.readouterr().out
+    assert "chameleon   L1:L1@abc1234" in out and " 70%" in out  # the goal against an older L3
+    assert started == ["abc1234"]  # one worker, reused from game to game
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert all(e["version"].endswith("+L1@abc1234") for e in lines)
+    assert all(e["cpu"]["L1@abc1234"][0] > 0 and e["cpu"]["L1@abc1234"][1] > 0 for e in lines)
+    for worker in bench._OLDER_WORKERS.values():
+        worker.kill()

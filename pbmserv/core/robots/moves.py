@@ -25,6 +25,7 @@ from pbmserv.core.results import CommandError, Section
 from pbmserv.core.robots.seeds import robot_rng
 from pbmserv.core.robots.turns import RobotTurn
 from pbmserv.robots.levels import robot_move, robot_value
+from pbmserv.robots.view import seat_view
 
 #: A robot agrees a draw when its search expects at most this share of a win for itself.
 DRAW_ACCEPTED_AT_MOST = 0.45
@@ -52,11 +53,17 @@ def decide(board: Board, turn: RobotTurn, cpu_seconds: float, key: bytes) -> Dec
     if turn.task == "draw":
         began = time.process_time()
         value = robot_value(
-            board.game, board.state, turn.seat, turn.level, rng, cpu_seconds=cpu_seconds
+            board.game,
+            seat_view(board.game, board.state, turn.seat),
+            turn.level,
+            rng,
+            cpu_seconds=cpu_seconds,
         )
         answer = "accept" if value <= DRAW_ACCEPTED_AT_MOST else "reject"
         return Decision(turn, answer, time.process_time() - began)
-    choice = robot_move(board.game, board.state, turn.seat, turn.level, rng, cpu_seconds)
+    choice = robot_move(
+        board.game, seat_view(board.game, board.state, turn.seat), turn.level, rng, cpu_seconds
+    )
     return Decision(turn, choice.text, choice.cpu_seconds)
 
 

@@ -7,7 +7,7 @@ bounce addresses are signed with (core.accounts.bouncing's ``server_keys`` row):
 database can derive it, and the operator, who has it, can replay any robot turn exactly::
 
     key = robot_key(session)
-    robot_move(game, state, turn.seat, turn.level, robot_rng(key, turn))
+    robot_move(game, seat_view(game, state, turn.seat), turn.level, robot_rng(key, turn))
 """
 
 from __future__ import annotations

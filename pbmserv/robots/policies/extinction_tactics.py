@@ -13,11 +13,14 @@ whose last pieces of two kinds are both attacked can save only one of them.
 
 from __future__ import annotations
 
+import random
+from collections.abc import Sequence
 from typing import Any
 
 import chess
 
 from pbmserv.games.extinction import ExtinctionBoard
+from pbmserv.robots.policy import sigmoid
 from pbmserv.robots.tactics import Tactics
 
 #: Material, in pawns. A king is an ordinary piece here, a short-range one.
@@ -80,6 +83,25 @@ class ExtinctionLean:
             return None
         return -1.0 if _lacks_a_kind(board, board.turn) else 1.0
 
+    def seat(self, board: ExtinctionBoard) -> int:
+        return 0 if board.turn == chess.WHITE else 1
+
+    def tree_moves(self, board: ExtinctionBoard) -> list[chess.Move]:
+        """Only the captures of the opponent's last piece of a kind when there are any (each
+        wins at once); else every move, captures first."""
+        last = last_of_kind(board, not board.turn)
+        moves = self.moves(board)
+        return [m for m in moves if last >> m.to_square & 1] or moves
+
+    def playout_move(self, board: ExtinctionBoard, rng: random.Random) -> chess.Move | None:
+        """A move that takes a last piece of a kind if there is one; else a capture half the
+        time, any move otherwise (random chess is long and aimless)."""
+        moves = list(board.generate_pseudo_legal_moves())
+        return playout_pick(board, moves, rng) if moves else None
+
+    def win_chance(self, board: ExtinctionBoard) -> float:
+        return sigmoid(self.evaluate(board) / 4.0)
+
     def no_moves(self, board: ExtinctionBoard) -> float:
         return 0.0  # stalemate: a draw
 
@@ -88,7 +110,7 @@ class ExtinctionLean:
         score = _standing(board, me) - _standing(board, them)
         threatened = sum(
             1
-            for square in chess.scan_forward(_last_of_kind(board, me))
+            for square in chess.scan_forward(last_of_kind(board, me))
             if board.is_attacked_by(them, square)
         )
         if threatened == 1:
@@ -133,7 +155,23 @@ def _standing(board: chess.Board, color: chess.Color) -> float:
     return total + ADVANCE * (advanced + far + close)
 
 
-def _last_of_kind(board: chess.Board, color: chess.Color) -> int:
+def playout_pick(board: chess.Board, moves: Sequence[chess.Move], rng: random.Random) -> chess.Move:
+    """Among ``moves`` (not none), a capture of the opponent's last piece of a kind (the game
+    won); else a capture half the time, any move otherwise."""
+    theirs = board.occupied_co[not board.turn]
+    last = last_of_kind(board, not board.turn)
+    captures = []
+    for move in moves:
+        if last >> move.to_square & 1:
+            return move
+        if theirs >> move.to_square & 1:
+            captures.append(move)
+    if captures and rng.random() < 0.5:
+        return captures[rng.randrange(len(captures))]
+    return moves[rng.randrange(len(moves))]
+
+
+def last_of_kind(board: chess.Board, color: chess.Color) -> int:
     """The squares (a mask) of ``color``'s pieces that are the last of their kind."""
     mask = 0
     for kind in _KINDS:

@@ -21,6 +21,7 @@ from pbmserv.db.engine import transaction
 from pbmserv.db.models import GameRow, MoveRow
 from pbmserv.games import find_game
 from pbmserv.robots.levels import Choice, robot_move
+from pbmserv.robots.view import SeatView
 from pbmserv.runtime.robot_runner import RobotRunner
 from tests.core.client import Client
 
@@ -100,7 +101,7 @@ def test_a_repeated_proposal_is_answered_from_the_last_answer(
     asked: list[float | None] = []
 
     def valuation(*args: Any, **kwargs: Any) -> float:
-        asked.append(args[5] if len(args) > 5 else kwargs.get("cpu_seconds"))
+        asked.append(kwargs.get("cpu_seconds"))  # keyword-only in robot_value
         return 0.9
 
     monkeypatch.setattr(robot_moves, "robot_value", valuation)
@@ -135,11 +136,11 @@ def test_robot_moves_cannot_be_worked_out_from_public_facts(
     seen: list[tuple[Any, ...]] = []
 
     def watched(
-        game: Any, state: Any, seat: int, level: int, rng: random.Random, cpu: float | None = None
+        game: Any, view: SeatView, level: int, rng: random.Random, cpu: float | None = None
     ) -> Choice:
         before = rng.getstate()  # only watches: the generator as given, what it chose
-        choice = robot_move(game, state, seat, level, rng, cpu)
-        seen.append((game, state, seat, level, before, choice.text))
+        choice = robot_move(game, view, level, rng, cpu)
+        seen.append((game, view, level, before, choice.text))
         return choice
 
     monkeypatch.setattr(robot_moves, "robot_move", watched)
@@ -158,8 +159,8 @@ def test_robot_moves_cannot_be_worked_out_from_public_facts(
         robot_rng(key, turn).getstate() for turn in turns
     ]
     replayed = sum(
-        robot_move(game, state, seat, level, robot_rng(key, turn)).text == text
-        for turn, (game, state, seat, level, _before, text) in zip(turns, seen, strict=True)
+        robot_move(game, view, level, robot_rng(key, turn)).text == text
+        for turn, (game, view, level, _before, text) in zip(turns, seen, strict=True)
     )
     assert replayed == 20
     print(f"generators derivable from public facts: {derivable} of 20; replayed: {replayed} of 20")

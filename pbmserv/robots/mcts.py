@@ -132,7 +132,7 @@ class Search:
         started = time.process_time()
         done = 0
         # The tactics find a win at once themselves (at their first ply).
-        reads_tactics = self.policy.tactics is not None and budget.tactics_depth > 0
+        reads_tactics = self.fixed and self.policy.tactics is not None and budget.tactics_depth > 0
         decisive = None if reads_tactics else self._decisive_move()
         if decisive is not None:
             return SearchResult(decisive, 1.0, 1.0, 0, time.process_time() - started)
@@ -214,7 +214,7 @@ class Search:
             return best_move, 1.0
         kept = safe_moves(scored, tactics.margin * share)
         if len(kept) == 1:
-            return kept[0], 0.0 if best < -DECIDED else sigmoid(best / 4.0)
+            return kept[0], 0.0 if best < -DECIDED else sigmoid(best / tactics.scale)
         self.root_moves = {_key(self.game, self.state, move) for move in kept}
         return None
 

@@ -77,6 +77,8 @@ class Tactics:
 
     lean: LeanGame
     margin: float
+    #: A score's units against a result: a position scored ``s`` is worth sigmoid(s / scale).
+    scale: float = 4.0
     #: A search stops deepening (quiescence first) past this many positions; it still
     #: finishes, with static scores for what it did not reach.
     node_budget: int = 25_000

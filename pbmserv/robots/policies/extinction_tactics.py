@@ -44,6 +44,8 @@ TWO_THREATS = 12.0
 ADVANCE = 0.15
 
 _KINDS = tuple(VALUES)
+#: Pawns against results: a lead of four pawns is worth about three wins in four.
+SCALE = 4.0
 
 
 class ExtinctionLean:
@@ -100,7 +102,7 @@ class ExtinctionLean:
         return playout_pick(board, moves, rng) if moves else None
 
     def win_chance(self, board: ExtinctionBoard) -> float:
-        return sigmoid(self.evaluate(board) / 4.0)
+        return sigmoid(self.evaluate(board) / SCALE)
 
     def no_moves(self, board: ExtinctionBoard) -> float:
         return 0.0  # stalemate: a draw
@@ -193,4 +195,4 @@ def _capture_order(board: chess.Board, move: chess.Move) -> float:
     return last + VALUES[victim] * 10 - VALUES[attacker]
 
 
-TACTICS = Tactics(lean=ExtinctionLean(), margin=1.0)
+TACTICS = Tactics(lean=ExtinctionLean(), margin=1.0, scale=SCALE)

@@ -16,7 +16,7 @@ rules, whatever the engine thinks of the position.
 
 from __future__ import annotations
 
-import atexit
+import functools
 import os
 import re
 import shutil
@@ -67,23 +67,43 @@ def engine_path() -> str | None:
     return str(_DEBIAN) if _DEBIAN.exists() else None
 
 
-_ENGINES: dict[str, chess.engine.SimpleEngine] = {}
+#: The engine of each binary, by the process that started it: a process forked from one that
+#: had an engine (bench/robots.py --jobs) starts its own, the parent's driver thread being
+#: gone in the child.
+_ENGINES: dict[tuple[int, str], chess.engine.SimpleEngine] = {}
 
 
 def _engine() -> chess.engine.SimpleEngine:
     path = engine_path()
     if path is None:
         raise SystemExit("fairy-stockfish is not installed: apt-get install fairy-stockfish")
-    engine = _ENGINES.get(path)
+    key = (os.getpid(), path)
+    engine = _ENGINES.get(key)
     if engine is None:
-        engine = _ENGINES[path] = chess.engine.SimpleEngine.popen_uci(path)
-        atexit.register(engine.quit)
+        engine = _ENGINES[key] = chess.engine.SimpleEngine.popen_uci(path)
     return engine
 
 
+def close_engines() -> None:
+    """Stop this process's engines. A pool's worker must, before it exits: its exit waits for
+    every thread, the engine's driver among them, before atexit would have stopped it."""
+    for key in [key for key in _ENGINES if key[0] == os.getpid()]:
+        _ENGINES.pop(key).quit()
+
+
+@functools.cache
 def engine_identity() -> str:
-    """The engine's name and version as it gives them (``id name``), to tell records apart."""
-    return str(_engine().id.get("name", "unknown engine"))
+    """The engine's name and version as it gives them (``id name``), to tell records apart.
+    Asked of an engine started for it and stopped at once: a process that forks workers
+    (--jobs) must hold no engine, whose driver thread a forked child would wait on forever."""
+    path = engine_path()
+    if path is None:
+        raise SystemExit("fairy-stockfish is not installed: apt-get install fairy-stockfish")
+    engine = chess.engine.SimpleEngine.popen_uci(path)
+    try:
+        return str(engine.id.get("name", "unknown engine"))
+    finally:
+        engine.quit()
 
 
 def engine_move(setting: EngineSetting, board: chess.Board) -> chess.Move:

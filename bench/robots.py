@@ -59,7 +59,13 @@ from pbmserv.robots.levels import LEVELS, robot_move
 from pbmserv.robots.view import seat_view
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # its sibling, imported as a script's
-from fairy_stockfish import engine_identity, engine_move, engine_path, engine_setting  # noqa: E402
+from fairy_stockfish import (
+    close_engines,
+    engine_identity,
+    engine_move,
+    engine_path,
+    engine_setting,
+)  # noqa: E402
 
 MAX_PLIES = 3000
 TOP = f"L{max(LEVELS)}"
@@ -138,11 +144,12 @@ class OlderRobot:
         return str(answer["text"])
 
 
-_OLDER_WORKERS: dict[str, subprocess.Popen[str]] = {}
+#: By the process that started each (a forked --jobs process starts its own).
+_OLDER_WORKERS: dict[tuple[int, str], subprocess.Popen[str]] = {}
 
 
 def _older_worker(rev: str) -> subprocess.Popen[str]:
-    worker = _OLDER_WORKERS.get(rev)
+    worker = _OLDER_WORKERS.get((os.getpid(), rev))
     if worker is None:
         root = Path(__file__).resolve().parents[1]
         if str(root) not in sys.path:
@@ -160,7 +167,7 @@ def _older_worker(rev: str) -> subprocess.Popen[str]:
             env={**os.environ, "PYTHONPATH": ""},  # REV's own pbmserv, not this tree's
         )
         atexit.register(worker.kill)
-        _OLDER_WORKERS[rev] = worker
+        _OLDER_WORKERS[(os.getpid(), rev)] = worker
     return worker
 
 
@@ -230,7 +237,10 @@ def play_one(game_name: str, pair: str, index: int) -> Played:
     seat = index % 2
     names = (first, second) if seat == 0 else (second, first)
     cpu = Cpu()
-    winners = play(game, options, 1000 + index, names, cpu)
+    try:
+        winners = play(game, options, 1000 + index, names, cpu)
+    finally:
+        close_engines()  # one a game: a --jobs worker could not exit with one running
     result = "draw" if not winners else "win" if seat in winners else "loss"
     spent = {name: (cpu.seconds[name], cpu.moves[name]) for name in cpu.moves}
     return Played(game_name, pair, index, result, spent)

@@ -122,7 +122,8 @@ def test_the_engine_plays_extinction_against_a_robot_and_only_there(
     if bench.engine_path() is None:
         pytest.skip("fairy-stockfish is not installed (.ci/run installs it)")
     record = tmp_path / "games.jsonl"
-    args = ["--only", "extinction", "--pairs", "L1:fsf-20d1", "--games", "2"]
+    # Two processes, forked after this one has asked the engine its name: each needs its own.
+    args = ["--only", "extinction", "--pairs", "L1:fsf-20d1", "--games", "2", "--jobs", "2"]
     assert bench.main([*args, "--record", str(record)]) == 0
     out = capsys.readouterr().out
     assert "engine: Fairy-Stockfish" in out and "extinction  L1:fsf-20d1" in out
@@ -147,7 +148,7 @@ def test_an_older_commits_robot_plays_through_its_own_process(
     started: list[str] = []
 
     def own_worker(rev: str) -> subprocess.Popen[str]:
-        worker = bench._OLDER_WORKERS.get(rev)
+        worker = bench._OLDER_WORKERS.get(rev)  # one process here: keyed by the commit alone
         if worker is None:
             started.append(rev)
             script = Path(bench.__file__).with_name("robot_worker.py")

@@ -15,7 +15,7 @@ from typing import Any
 
 from pbmserv.games.base import AnyGame
 from pbmserv.robots.mcts import Node, Search
-from pbmserv.robots.policy import Policy, Values
+from pbmserv.robots.policy import Policy, Values, for_seat
 from pbmserv.robots.tactics import LeanPlay
 
 
@@ -42,9 +42,8 @@ class LeanSearch(Search):
         values: Values | None = None
         pushed = 0
         while values is None:
-            ended = lean.ended(position)
-            if ended is not None:
-                values = self._seat_values(lean.seat(position), (ended + 1.0) / 2.0)
+            if lean.ended(position) is not None:
+                values = self._lean_value(position)
                 break
             actor = lean.seat(position)
             moves = node.moves
@@ -55,7 +54,7 @@ class LeanSearch(Search):
                     moves = [(k, m) for k, m in moves if k in self.root_moves] or moves
                 node.moves = moves
             if not moves:
-                values = self._seat_values(actor, (lean.no_moves(position) + 1.0) / 2.0)
+                values = self._stuck(position)
                 break
             child, move = self._select(node, moves, actor)
             lean.push(position, move)
@@ -70,16 +69,16 @@ class LeanSearch(Search):
             lean.pop(position)
         self._back_up(path, values)
 
-    def _seat_values(self, seat: int, result: float) -> Values:
-        """Two seats' values when ``seat`` scores ``result``."""
-        return (result, 1.0 - result) if seat == 0 else (1.0 - result, result)
+    def _stuck(self, position: Any) -> Values:
+        """The values of a position whose side to move has no move."""
+        return for_seat(self.lean.seat(position), (self.lean.no_moves(position) + 1.0) / 2.0)
 
     def _lean_value(self, position: Any) -> Values:
         """The position's value by the evaluation (its result if it has ended)."""
         lean = self.lean
         ended = lean.ended(position)
         chance = (ended + 1.0) / 2.0 if ended is not None else lean.win_chance(position)
-        return self._seat_values(lean.seat(position), chance)
+        return for_seat(lean.seat(position), chance)
 
     def _lean_playout(self, position: Any) -> Values:
         """The policy's cut-off of playout moves, then the evaluation; popped back after."""
@@ -92,9 +91,7 @@ class LeanSearch(Search):
                     break
                 move = lean.playout_move(position, rng)
                 if move is None:
-                    return self._seat_values(
-                        lean.seat(position), (lean.no_moves(position) + 1.0) / 2.0
-                    )
+                    return self._stuck(position)
                 lean.push(position, move)
                 played += 1
             return self._lean_value(position)

@@ -265,23 +265,31 @@ def goal(pair: str) -> float:
 
 
 def code_version(game: AnyGame) -> str:
-    """A digest of the code that decides ``game``'s results: the search, the baselines, the
-    game's policy and the game's rules. A record made by other code is not reused, and a change
-    to one game's policy leaves the other games' records standing."""
+    """A digest of the code that decides ``game``'s results (:func:`deciding_files`). A record
+    made by other code is not reused, and a change to one game's policy leaves the other
+    games' records standing."""
+    root = Path(__file__).resolve().parents[1] / "pbmserv"
+    digest = hashlib.sha256()
+    for path in deciding_files(game):
+        digest.update(path.relative_to(root).as_posix().encode())
+        digest.update(_code_of(path).encode())
+    return digest.hexdigest()[:16]
+
+
+def deciding_files(game: AnyGame) -> list[Path]:
+    """The search, the baselines, the game's policy with its own modules (its tactics, its
+    lean position) and the game's rules, in a fixed order."""
     root = Path(__file__).resolve().parents[1] / "pbmserv"
     rules = Path(inspect.getfile(type(game)))
     rule_files = [rules] if rules.parent.name == "games" else list(rules.parent.glob("**/*.py"))
     files = [
         *root.glob("robots/*.py"),
         *root.glob(f"robots/policies/{game.SPEC.name}.py"),
+        *root.glob(f"robots/policies/{game.SPEC.name}_*.py"),
         root / "games" / "base.py",
         *rule_files,
     ]
-    digest = hashlib.sha256()
-    for path in sorted(set(files)):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(_code_of(path).encode())
-    return digest.hexdigest()[:16]
+    return sorted(set(files))
 
 
 def _code_of(path: Path) -> str:

@@ -55,6 +55,18 @@ def test_the_record_outlives_new_wording_but_not_new_code(tmp_path: Path) -> Non
     assert code_of(module) != before
 
 
+def test_a_games_record_follows_its_policys_own_modules() -> None:
+    """Extinction's tactics live beside its policy: a change there plays other games, so it
+    must change the record's version (it once did not); another game's modules must not."""
+    from pbmserv.games import find_game
+
+    bench = load_bench("robots")
+    extinction, owlman = find_game("extinction"), find_game("owlman")
+    names = {path.name for path in bench.deciding_files(extinction)}
+    assert {"extinction.py", "extinction_tactics.py", "tactics.py", "mcts.py"} <= names
+    assert "extinction_tactics.py" not in {path.name for path in bench.deciding_files(owlman)}
+
+
 def test_the_carry_over_keeps_older_games_only_when_their_replays_match(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

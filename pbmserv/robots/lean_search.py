@@ -33,7 +33,7 @@ class LeanSearch(Search):
     ) -> None:
         super().__init__(game, state, seat, policy, rng)
         self.lean = lean
-        self.position = lean.position(state)
+        self.position = lean.position(state, rng)
 
     def _iterate(self) -> None:
         lean, position = self.lean, self.position
@@ -61,9 +61,11 @@ class LeanSearch(Search):
             pushed += 1
             path.append((child, actor))
             if child.visits == 0:
-                if self.minimax:
-                    child.bound = self._lean_value(position)
                 values = self._lean_playout(position)
+                if self.minimax:
+                    # Without playout moves the playout's value is the evaluation already.
+                    cutoff = self.policy.cutoff
+                    child.bound = self._lean_value(position) if cutoff else values
             node = child
         for _ in range(pushed):
             lean.pop(position)

@@ -30,8 +30,11 @@ DECIDED = WIN - 1_000.0
 class LeanGame(Protocol):
     """A game's fast position for the tactics: mutable, one per search."""
 
-    def position(self, state: Any) -> Any:
-        """A fresh mutable position of ``state`` (the searching seat's view)."""
+    def position(self, state: Any, rng: random.Random | None = None) -> Any:
+        """A fresh mutable position of ``state`` (the searching seat's view). A tree search
+        hands it its generator, for a position that breaks ties in its tree's moves at random
+        (so that another seed plays another game); the tactics hand none (the position then
+        draws from one seeded by ``state``)."""
 
     def moves(self, position: Any) -> Sequence[Hashable]:
         """The side to move's legal moves, the likeliest best first (captures first)."""

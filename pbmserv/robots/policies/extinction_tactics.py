@@ -51,7 +51,7 @@ SCALE = 4.0
 class ExtinctionLean:
     """The :class:`~pbmserv.robots.tactics.LeanGame` of Extinction."""
 
-    def position(self, state: Any) -> ExtinctionBoard:
+    def position(self, state: Any, rng: random.Random | None = None) -> ExtinctionBoard:
         board: ExtinctionBoard = state.board()
         return board
 

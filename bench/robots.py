@@ -312,10 +312,9 @@ def _code_of(path: Path) -> str:
 def pair_version(version: str, pair: str) -> str:
     """A game's code version, and for a pair against the engine, the engine's name too (a
     newer engine plays other games); an older commit's robot is named by its commit."""
-    if is_engine_pair(pair):
-        return f"{version}+{engine_identity()}"
+    engine = [engine_identity()] if is_engine_pair(pair) else []
     older = [name for name in pair.split(":") if "@" in name]
-    return "+".join([version, *older])
+    return "+".join([version, *engine, *older])
 
 
 def read_record(path: Path | None, versions: dict[str, str]) -> dict[tuple[str, str, int], Played]:
@@ -554,11 +553,13 @@ def main(argv: list[str] | None = None) -> int:
         left[played.game] -= 1
         if left[played.game] == 0:
             per_level = []
-            for level in LEVELS:
-                ms = cpu[played.game].ms_per_move(f"L{level}")
+            # Today's levels, then an older commit's (L3@REV), each as its games measured it.
+            robots = sorted(name for name in cpu[played.game].moves if name.startswith("L"))
+            for name in robots:
+                ms = cpu[played.game].ms_per_move(name)
                 if ms is not None:
-                    moves = cpu[played.game].moves[f"L{level}"]
-                    per_level.append(f"L{level} {ms:.0f} ms ({moves} moves)")
+                    moves = cpu[played.game].moves[name]
+                    per_level.append(f"{name} {ms:.0f} ms ({moves} moves)")
             print(f"{played.game:<11} CPU per robot move: {', '.join(per_level)}", flush=True)
     print(f"{time.perf_counter() - started:.0f} s wall")
     print("every goal met" if all_met else "some goals NOT met")

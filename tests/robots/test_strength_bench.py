@@ -118,6 +118,19 @@ def test_engine_players_are_named_by_skill_and_limit() -> None:
         fsf.engine_setting("fsf21d1")
 
 
+def test_a_records_version_names_the_engine_and_the_older_commit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An older commit's level against the engine is kept under both names: a newer engine or
+    another commit plays other games."""
+    bench = load_bench("robots")
+    monkeypatch.setattr(bench, "engine_identity", lambda: "Fairy-Stockfish 11.1")
+    assert bench.pair_version("v", "L1:fsf-20d1") == "v+Fairy-Stockfish 11.1"
+    assert bench.pair_version("v", "L3:L3@020b28e") == "v+L3@020b28e"
+    assert bench.pair_version("v", "L1@020b28e:fsf-20d1") == "v+Fairy-Stockfish 11.1+L1@020b28e"
+    assert bench.pair_version("v", "L2:L1") == "v"
+
+
 def test_the_share_comes_with_its_confidence_interval() -> None:
     interval = load_bench("robots").interval
     low, high = interval(20, 0, 20)  # 40 games, half won: about 50% +- 15.5%

@@ -66,7 +66,8 @@ from pbmserv.games.entropy.state import (
     Stock,
     _letter,
     _letters,
-    _slides,
+    _placements_of,
+    _slide_moves,
     square_name,
 )
 from pbmserv.games.entropy.storage import (
@@ -83,6 +84,11 @@ def _option_size(raw: object) -> int:
         raise OptionError(f"-size={raw}: choose one of 5, 7")
     return int(raw)
 
+
+#: The seats to move, one seat alone (frozensets never change, so one each will do).
+_ALONE = (frozenset({0}), frozenset({1}))
+#: Standard Entropy's pass, the first of Order's moves every time.
+_PASS = Pass()
 
 # --- the game --------------------------------------------------------------------------------
 
@@ -139,7 +145,7 @@ class Entropy(Game[EntropyState, EntropyMove]):
         seat = state.mover
         if seat is None:
             return Turn(seats=frozenset(), stage=OVER)
-        return Turn(seats=frozenset({seat}), stage=state.stage, prompts={seat: _task(state)})
+        return Turn(seats=_ALONE[seat], stage=state.stage, prompts={seat: _task(state)})
 
     def seat_name(self, state: EntropyState, seat: int) -> str:
         """The seat's role in the round in play; after the game both, in order ("Order, then
@@ -193,17 +199,23 @@ class Entropy(Game[EntropyState, EntropyMove]):
         may hand over), or every choice of 5 counters for the reserve."""
         if seat != state.mover:
             return []
+        # The moves are taken from tables made once (and a board's slides from a cache): a
+        # robot's search asks for them at every step of every iteration.
         if state.stage == PLACE:
-            colours = [state.drawn] if state.variant == STANDARD else _present(state.reserve)
+            if state.variant == STANDARD:
+                return _placements_of(state.cells, state.size, state.drawn)
+            colours = _present(state.reserve)
             empty = [i for i, c in enumerate(state.cells) if not c]
             return [Place(cell, colour) for cell in empty for colour in colours]
         if state.stage == STOCK:
             return [Stock(counts) for counts in _stockings(state.supply(), RESERVE_SIZE)]
+        slides = _slide_moves(state.cells, state.size)
         gives = _present(state.supply()) if state.variant == ENTROPY2 else []
-        gives = gives or [0]
+        if not gives:
+            return [_PASS, *slides]
         moves: list[EntropyMove] = [Pass(give) for give in gives]
-        for src, dst in _slides(state.cells, state.size):
-            moves.extend(Slide(src, dst, give) for give in gives)
+        for slide in slides:
+            moves.extend(Slide(slide.src, slide.dst, give) for give in gives)
         return moves
 
     def apply(self, state: EntropyState, move: EntropyMove, rng: random.Random) -> EntropyState:

@@ -43,9 +43,28 @@ def _example_order(state: EntropyState) -> str:
     return text
 
 
+#: The prompts made lately, by what they depend on: ``to_move`` asks for the prompt, and a
+#: robot's search asks ``to_move`` at every step of every iteration, mostly of boards met before.
+_TASKS: dict[tuple[str, str, bytes, int, tuple[int, ...]], str] = {}
+_TASKS_KEPT = 4096
+
+
 def _task(state: EntropyState) -> str:
     """What the player to move does now, with an example that is legal here: the prompt of the
     board mail, and the hint at the end of error messages."""
+    # The board's bytes fix its size too (25 or 49 squares); the supply follows from the board
+    # and the reserve.
+    key = (state.stage, state.variant, state.cells, state.drawn, state.reserve)
+    task = _TASKS.get(key)
+    if task is None:
+        if len(_TASKS) >= _TASKS_KEPT:
+            _TASKS.clear()
+        task = _TASKS[key] = _compose_task(state)
+    return task
+
+
+def _compose_task(state: EntropyState) -> str:
+    """The prompt of :func:`_task`, made afresh."""
     if state.stage == STOCK:
         counters = f"{RESERVE_SIZE} counters for Chaos's reserve"
         return f"as Order, choose {counters}, e.g. {_EXAMPLE_STOCK}"

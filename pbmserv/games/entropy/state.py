@@ -5,7 +5,8 @@ from __future__ import annotations
 import random
 from collections.abc import Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
+from itertools import compress
 from typing import Final, NamedTuple
 
 from pbmserv.games.base import (
@@ -148,8 +149,17 @@ class EntropyState:
 
 def square_name(cell: int, size: int) -> str:
     """``c3`` style name of a cell index (row 1 at the bottom)."""
-    row, col = divmod(cell, size)
+    names = _square_names(size)
+    if 0 <= cell < len(names):
+        return names[cell]
+    row, col = divmod(cell, size)  # off the board: named all the same, for the error message
     return f"{_COLUMNS[col]}{row + 1}"
+
+
+@cache
+def _square_names(size: int) -> tuple[str, ...]:
+    """Every square's name, made once: a robot's search names each move it applies."""
+    return tuple(f"{_COLUMNS[col]}{row + 1}" for row in range(size) for col in range(size))
 
 
 @cache
@@ -188,6 +198,52 @@ def _slides(cells: bytes, size: int) -> Iterator[tuple[int, int]]:
                     if cells[dst]:
                         break
                     yield src, dst
+
+
+#: bytes.translate table marking the empty squares of a board (1) and the others (0), to pick
+#: squares with itertools.compress.
+_EMPTY_FLAGS: Final = bytes([1] + [0] * 255)
+
+
+@cache
+def _placements(size: int) -> tuple[tuple[Place, ...], ...]:
+    """``Place(cell, colour)`` for every cell, one tuple a colour code (0 unused), made once."""
+    return tuple(
+        tuple(Place(cell, colour) for cell in range(size * size)) for colour in range(size + 1)
+    )
+
+
+def _placements_of(cells: bytes, size: int, colour: int) -> list[EntropyMove]:
+    """Every placement of ``colour`` on an empty square, in square order."""
+    return list(compress(_placements(size)[colour], cells.translate(_EMPTY_FLAGS)))
+
+
+@cache
+def _ray_slides(size: int) -> tuple[tuple[tuple[tuple[int, ...], tuple[Slide, ...]], ...], ...]:
+    """For each cell, its rays in the order of :func:`_rays` (empty ones left out), each with
+    the slides along it, nearest first: the moves are made once, not once a position."""
+    return tuple(
+        tuple((ray, tuple(Slide(src, dst) for dst in ray)) for ray in rays if ray)
+        for src, rays in enumerate(_rays(size))
+    )
+
+
+@lru_cache(maxsize=4096)
+def _slide_moves(cells: bytes, size: int) -> tuple[Slide, ...]:
+    """The moves of :func:`_slides` (handing nothing over), in the same order. Kept for the
+    boards met again: a robot's search asks for the same boards' moves thousands of times."""
+    moves: list[Slide] = []
+    table = _ray_slides(size)
+    for src in compress(range(size * size), cells):
+        for ray, slides in table[src]:
+            reach = 0
+            for dst in ray:
+                if cells[dst]:
+                    break
+                reach += 1
+            if reach:
+                moves += slides[:reach]
+    return tuple(moves)
 
 
 def _letter(colour: int) -> str:

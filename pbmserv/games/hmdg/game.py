@@ -70,7 +70,15 @@ from pbmserv.games.hmdg.rules import (
     _answer_text,
     _play,
 )
-from pbmserv.games.hmdg.state import Announce, Choice, HmdgMove, HmdgState, Opening, Reveal
+from pbmserv.games.hmdg.state import (
+    Announce,
+    Choice,
+    HmdgMove,
+    HmdgState,
+    Opening,
+    Reveal,
+    announcements,
+)
 from pbmserv.games.hmdg.storage import (
     _STORED_KEYS,
     _read_state,
@@ -79,6 +87,17 @@ from pbmserv.games.hmdg.storage import (
 
 if TYPE_CHECKING:
     from pbmserv.games.hmdg.state import TurnRecord
+
+
+def _seat_to_act(state: HmdgState, stage: str) -> int | None:
+    """The seat ``to_move`` names, without writing its prompt (the robots ask often)."""
+    if stage == OVER:
+        return None
+    if stage == OPENING:
+        return 0
+    if stage == CHOOSE:
+        return 1
+    return state.seat_of(state.mover if stage == MOVE else 1 - state.mover)
 
 
 class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
@@ -295,16 +314,15 @@ class HiddenMoveDoubleGomoku(Game[HmdgState, HmdgMove]):
     def legal_moves(self, state: HmdgState, seat: int) -> list[HmdgMove]:
         """Every point for the opening; x and o; each free point with either line; every set
         of the answering side's hidden pieces on the announced line."""
-        if seat not in self.to_move(state).seats:
-            return []
         stage = state.stage
+        if seat != _seat_to_act(state, stage):
+            return []
         if stage == OPENING:
             return [Opening(p) for p in range(SIZE * SIZE)]
         if stage == CHOOSE:
             return [Choice(X_SIDE), Choice(O_SIDE)]
         if stage == MOVE:
-            free = points_of(state.free(state.mover))
-            return [Announce(p, line) for p in free for line in (ROW, COL)]
+            return announcements(state.free(state.mover))
         assert state.pending is not None
         mine = points_of(
             state.hidden(1 - state.mover) & line_mask(state.pending.point, state.pending.line)

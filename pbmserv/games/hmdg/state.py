@@ -4,20 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import overload
+from typing import Final, overload
 
 from pbmserv.games.base import (
     Outcome,
 )
 from pbmserv.games.hmdg.geometry import (
     CHOOSE,
+    COL,
     MOVE,
     O_SIDE,
     OPENING,
     OVER,
     REVEAL,
+    ROW,
+    SIZE,
     X_SIDE,
     _free,
+    points_of,
 )
 
 # --- moves -----------------------------------------------------------------------------------
@@ -44,6 +48,19 @@ class Announce:
     point: int
     line: str
 
+    # The robots' search hashes every legal announcement at every visit of a node (moves key
+    # its children): the hash the dataclass would compute each time is worked out once.
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_hash", hash((self.point, self.line)))
+
+    def __hash__(self) -> int:
+        hashed: int = self.__dict__["_hash"]
+        return hashed
+
+    def __reduce__(self) -> tuple[type[Announce], tuple[int, str]]:
+        # Made anew when unpickled: a string's hash differs from one process to another.
+        return (Announce, (self.point, self.line))
+
 
 @dataclass(frozen=True)
 class Reveal:
@@ -53,6 +70,24 @@ class Reveal:
 
 
 HmdgMove = Opening | Choice | Announce | Reveal
+
+#: Per point, its two announcements (row, then column), made once: the robots' search asks for
+#: the legal moves again and again.
+_ANNOUNCEMENTS_AT: Final = tuple((Announce(p, ROW), Announce(p, COL)) for p in range(SIZE * SIZE))
+#: The announcements of a set of free points (a mask), as listed lately; cleared when full.
+_LISTED: dict[int, tuple[Announce, ...]] = {}
+_LISTED_KEPT: Final = 2048
+
+
+def announcements(free: int) -> list[HmdgMove]:
+    """Each point of ``free`` with its row, then its column, in the order of the points."""
+    listed = _LISTED.get(free)
+    if listed is None:
+        if len(_LISTED) >= _LISTED_KEPT:
+            _LISTED.clear()
+        at = _ANNOUNCEMENTS_AT
+        listed = _LISTED[free] = tuple(move for p in points_of(free) for move in at[p])
+    return list(listed)
 
 
 # --- state -----------------------------------------------------------------------------------

@@ -32,7 +32,7 @@ LEVELS: tuple[int, ...] = (1, 2, 3)
 BUDGETS: dict[int, Budget] = {
     1: Budget(iterations=50, cpu_seconds=1.0, temperature=1.0, tactics_depth=1),
     2: Budget(400, cpu_seconds=2.5, temperature=0.3, tactics_depth=3, tactics_margin=0.3),
-    3: Budget(iterations=3200, cpu_seconds=5.0, tactics_depth=4, tactics_margin=0.15),
+    3: Budget(iterations=3200, cpu_seconds=5.0, tactics_depth=5, tactics_margin=0.15),
 }
 
 

@@ -370,7 +370,7 @@ def _mail(
     """Store one message from standard input, then (normally) answer it. The MTA's pipe keeps
     what is written on standard error in its log: one plain line says what happened."""
     from pbmserv.inbound.inbox import Stored, store_message
-    from pbmserv.outbound.delivery import deliver_batch
+    from pbmserv.outbound.delivery import deliver_all_due
     from pbmserv.runtime.processor import process_pending
 
     raw = sys.stdin.buffer.read(settings.max_message_bytes + 1)
@@ -411,7 +411,7 @@ def _mail(
     # The message is safe in the inbox; anything below only speeds up the answer.
     try:
         processed = process_pending(factory, settings)
-        report = asyncio.run(deliver_batch(factory, settings))
+        report = asyncio.run(deliver_all_due(factory, settings))
     except Exception as error:
         print(f"pbmserv: stored; processing deferred: {type(error).__name__}", file=sys.stderr)
         return 0

@@ -48,7 +48,7 @@ from pbmserv.db.models import OutboxMessage, table_of
 from pbmserv.db.times import utcnow
 from pbmserv.outbound.delivery_items import Claimed, DeliveryReport, Outcome, describe_error
 from pbmserv.outbound.drafts import compose_draft, is_draft
-from pbmserv.outbound.leases import SEND_SHARE, Lease, mark_group
+from pbmserv.outbound.leases import SEND_SHARE, Lease, mark_group, unclaimed_due
 from pbmserv.outbound.mime import TO_PNG
 from pbmserv.outbound.picture_parts import finish_pictures
 from pbmserv.outbound.relay.connection import RelayConnection, RelayUnreachable, handover
@@ -63,6 +63,8 @@ log = logging.getLogger("pbmserv.delivery")
 
 _outbox = table_of(OutboxMessage)
 BATCH = 50
+#: How often a run with held-back mail looks whether the earlier mail has gone out.
+HELD_BACK_POLL_SECONDS = 0.05
 
 
 # --- a batch -------------------------------------------------------------------------------------
@@ -232,19 +234,40 @@ async def deliver_all_due(
     clock: Callable[[], datetime] = utcnow,
     batch: int = BATCH,
 ) -> DeliveryReport:
-    """Send batches until nothing is due, or a whole batch only waits for a retry."""
+    """Send batches until nothing is due, or a whole batch only waits for a retry.
+
+    Due mail is never left behind unclaimed: a claim passes over a recipient's later mail while
+    another run sends their earlier one, and that run may have claimed before the later mail was
+    queued. So the run looks again (every ``HELD_BACK_POLL_SECONDS``, for at most a lease's
+    length: by then the earlier mail is marked, or its lease ran out and a claim takes both);
+    `pbmserv mail` and `pbmserv deliver` have no server behind them to send it later.
+    """
     total = DeliveryReport()
     relay = RelayConnection(settings) if settings.relay_host_port else None
+    engine = engine_of(factory)
+    deadline = time.monotonic() + settings.delivery_lease_seconds
     try:
         while True:
             report = await deliver_batch(factory, settings, clock, batch, relay)
             total.add(report)
-            # A batch that settled nothing (the relay is down) would only be tried again at once.
-            if report.claimed < batch or report.settled == 0:
+            if report.claimed and report.settled == 0:
+                return total  # the relay is down: trying again at once would only fail again
+            if report.claimed >= batch:
+                continue
+            if time.monotonic() >= deadline or not await _more_to_claim(engine, settings, clock()):
                 return total
+            await asyncio.sleep(HELD_BACK_POLL_SECONDS)
     finally:
         if relay is not None:
             await relay.close()
+
+
+async def _more_to_claim(engine: Engine, settings: Settings, now: datetime) -> bool:
+    """Due mail no run holds (held back behind earlier mail, or queued since the claim), and a
+    relay that takes mail."""
+    if await relay_held(engine, settings):
+        return False
+    return await asyncio.to_thread(unclaimed_due, engine, now) > 0
 
 
 # --- retention -----------------------------------------------------------------------------------

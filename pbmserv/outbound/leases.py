@@ -74,6 +74,25 @@ _EARLIER_IN_FLIGHT = (
     )
     .correlate(_outbox)
 )
+#: Due mail no run holds: what a claim now could take, or passes over while the recipient's
+#: earlier mail is in flight.
+_UNCLAIMED = (
+    select(func.count())
+    .select_from(_outbox)
+    .where(
+        _outbox.c.status == _PENDING,
+        _outbox.c.next_attempt_at <= bindparam("now"),
+        or_(_outbox.c.lease_until.is_(None), _outbox.c.lease_until < bindparam("now")),
+    )
+)
+
+
+def unclaimed_due(engine: Engine, now: datetime) -> int:
+    """How many due messages no run holds a lease on."""
+    with engine.connect() as conn:
+        return conn.scalar(_UNCLAIMED, {"now": now}) or 0
+
+
 #: On PostgreSQL the claims of all servers take turns (a lock held to the end of the claim's
 #: short transaction): each then sees the leases of the claims before it, which the check above
 #: needs. SQLite's claims take turns on its write lock anyway.

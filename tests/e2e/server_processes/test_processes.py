@@ -127,7 +127,7 @@ def test_two_processes_racing_apply_exactly_one_move(db_url: str, engine, tmp_pa
     replies = [m for m in spool_messages(tmp_path / "spool") if m["In-Reply-To"]]
     texts = [m.get_body(("plain",)).get_content() for m in replies]
     assert sum(" you played " in t for t in texts) == 1
-    assert sum("not your turn" in t for t in texts) == 1
+    assert sum("not your turn" in t for t in texts) == 1, texts
 
 
 def test_killed_server_answers_every_accepted_message_exactly_once(  # type: ignore[no-untyped-def]

@@ -26,7 +26,7 @@ from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
 from pbmserv.db.models import OutboxMessage
 from pbmserv.db.times import utcnow
-from pbmserv.outbound.delivery import deliver_due
+from pbmserv.outbound.delivery import deliver_all_due, deliver_due
 from pbmserv.outbound.delivery_items import DELIVERED, Outcome
 from pbmserv.outbound.leases import Lease
 from tests.reliability.outbox import (
@@ -91,7 +91,7 @@ DELIVER_ONCE = """
 import asyncio, sys
 from pbmserv.config import Settings
 from pbmserv.db.engine import make_engine, session_factory
-from pbmserv.outbound.delivery import deliver_due
+from pbmserv.outbound.delivery import deliver_all_due, deliver_due
 settings = Settings(
     confirm_addresses=False, db_url=sys.argv[1], relay=sys.argv[2], delivery_lease_seconds=1.0
 )
@@ -339,3 +339,58 @@ def test_a_claim_made_while_another_is_under_way_sees_that_one_s_leases(
         release.set()
         other.dispose()
     assert results == {"first": ["alice@example.org"], "second": ["bob@example.org"]}
+
+
+def _deliver_everything(settings: Settings) -> dict[str, object]:
+    """`pbmserv deliver`'s run (deliver_all_due) in a thread, with its own engine."""
+    result: dict[str, object] = {}
+
+    def run() -> None:
+        own = make_engine(settings.db_url)
+        try:
+            result["report"] = asyncio.run(deliver_all_due(session_factory(own), settings))
+        finally:
+            own.dispose()
+
+    result["thread"] = threading.Thread(target=run)
+    result["thread"].start()  # type: ignore[attr-defined]
+    return result
+
+
+def test_a_run_leaves_no_mail_behind_another_run_s_earlier_mail(
+    db_url: str, engine: Engine, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """Another run is sending alice's first mail, so a claim passes her second over; a run with
+    no server behind it (`pbmserv mail`, `pbmserv deliver`) waits for the first to be marked and
+    sends the second, rather than leaving it for whatever runs next."""
+    settings = delivery_settings(db_url, None, spool=tmp_path / "spool")
+    enqueue(engine, settings, ["alice@example.org", "alice@example.org", "bob@example.org"])
+    factory = session_factory(engine)
+    other = Lease(factory, settings, utcnow)
+    [sending] = other.claim(1)
+    running = _deliver_everything(settings)
+    time.sleep(0.3)
+    assert [row.status for row in rows(engine)] == ["pending", "pending", "sent"]
+    assert other.finish(sending, DELIVERED)
+    running["thread"].join(10)  # type: ignore[attr-defined]
+    assert [row.status for row in rows(engine)] == ["sent"] * 3
+    report = running["report"]
+    assert (report.sent, report.claimed) == (2, 2)  # type: ignore[attr-defined]
+
+
+def test_a_run_takes_over_mail_held_back_by_a_run_that_died(
+    db_url: str, engine: Engine, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """The run sending alice's first mail died: once its lease runs out, the waiting run sends
+    both, in order."""
+    settings = delivery_settings(db_url, None, spool=tmp_path / "spool", delivery_lease_seconds=0.6)
+    enqueue(engine, settings, ["alice@example.org", "alice@example.org"])
+    [_abandoned] = Lease(session_factory(engine), settings, utcnow).claim(1)
+    running = _deliver_everything(settings)
+    running["thread"].join(10)  # type: ignore[attr-defined]
+    assert [row.status for row in rows(engine)] == ["sent", "sent"]
+    assert running["report"].sent == 2  # type: ignore[attr-defined]
+    with engine.connect() as conn:
+        sent = conn.execute(select(OutboxMessage.id, OutboxMessage.sent_at)).all()
+    first, second = sorted(sent)
+    assert first.sent_at <= second.sent_at

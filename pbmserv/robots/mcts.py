@@ -243,7 +243,7 @@ class Search:
                     moves = [(k, m) for k, m in moves if k in self.root_moves] or moves
                 if self.fixed:
                     node.moves = moves
-            child, move = self._select(node, moves, actor)
+            child, move = self._select(node, moves, actor, state)
             state = game.apply(state, move, rng)
             path.append((child, actor))
             if child.visits == 0:
@@ -283,7 +283,7 @@ class Search:
                 node.bound = max(bounds, key=lambda bound: bound[chooser])
 
     def _select(
-        self, node: Node, moves: Sequence[tuple[Hashable, Any]], actor: int
+        self, node: Node, moves: Sequence[tuple[Hashable, Any]], actor: int, state: Any = None
     ) -> tuple[Node, Any]:
         """The child to follow: a new one while the node may widen, else by UCB over the
         children available now."""
@@ -298,7 +298,7 @@ class Search:
                 child.available += 1
                 available.append((child, move))
         if fresh and (not available or len(children) < self.policy.widening(node.visits)):
-            key, move = fresh[0] if self.policy.ordered else self.rng.choice(fresh)
+            key, move = self._fresh_child(fresh, actor, state)
             child = children[key] = Node()
             child.available = 1
             return child, move
@@ -315,6 +315,16 @@ class Search:
             if score > best_score:
                 best, best_move, best_score = child, move, score
         return best, best_move
+
+    def _fresh_child(
+        self, fresh: list[tuple[Hashable, Any]], actor: int, state: Any
+    ) -> tuple[Hashable, Any]:
+        """The move a widening node takes in next (see Policy.expand and Policy.ordered)."""
+        policy = self.policy
+        if policy.expand is not None:
+            moves = [move for _key, move in fresh]
+            return fresh[policy.expand(self.game, state, actor, moves, self.rng)]
+        return fresh[0] if policy.ordered else self.rng.choice(fresh)
 
     def _ended(self, state: Any) -> Values:
         result = self.game.outcome(state)

@@ -26,6 +26,9 @@ Chooser = Callable[[AnyGame, Any, int, Sequence[Any], random.Random], Any]
 Evaluator = Callable[[AnyGame, Any], Values]
 #: A whole playout done another (faster) way; None to fall back on the ordinary playout.
 Playout = Callable[[AnyGame, Any, random.Random], "Values | None"]
+#: Which of the moves not yet in the tree (``fresh``) a node that may widen takes next, as an
+#: index into them.
+Expander = Callable[[AnyGame, Any, int, Sequence[Any], random.Random], int]
 #: The moves worth a place in the tree, out of ``seat``'s legal ``moves`` (never none of them);
 #: the generator may break ties in their order.
 Candidates = Callable[[AnyGame, Any, int, list[Any], random.Random], list[Any]]
@@ -69,6 +72,8 @@ class Policy:
     #: New children are tried in the order of the (candidate) moves, best first, rather than
     #: at random.
     ordered: bool = False
+    #: Picks the next child of a widening node (else the first, ``ordered``, or one at random).
+    expand: Expander | None = None
     #: Narrows the moves the tree considers (a game whose legal moves are mostly idle).
     candidates: Candidates | None = None
     #: A shallow alpha-beta read before the tree search (games without chance or secrets):

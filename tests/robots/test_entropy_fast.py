@@ -48,6 +48,7 @@ from pbmserv.games.entropy.state import (
 from pbmserv.robots.mcts import Budget, Search
 from pbmserv.robots.policies import entropy as policy_module
 from pbmserv.robots.policies.entropy_fast import board_total, deal
+from pbmserv.robots.policies.entropy_lookahead import played_then_dealt
 from pbmserv.robots.policy import Policy, Values, for_seat, sigmoid
 
 # --- the reference: the policy as it was ----------------------------------------------------
@@ -73,7 +74,12 @@ def ref_fill(cells: bytes, size: int, rng: random.Random) -> bytearray:
 
 
 def ref_playout(game: AnyGame, state: Any, rng: random.Random) -> Values | None:
-    filled = ref_fill(state.cells, state.size, rng)
+    """Entropy II's playout deals at once; standard Entropy's plays a few turns first
+    (tests/robots/test_entropy_lookahead.py), its board scored here by the plain scorer."""
+    if state.variant == STANDARD:
+        filled = played_then_dealt(state, rng, policy_module.LOOKAHEAD_TURNS)
+    else:
+        filled = ref_fill(state.cells, state.size, rng)
     return ref_values(state, board_score(bytes(filled), state.size).total)
 
 
@@ -84,7 +90,13 @@ def ref_evaluate(game: AnyGame, state: Any) -> Values:
     return ref_values(state, board_score(cells, size).total + mean * empty)
 
 
-REF_POLICY = Policy(playout=ref_playout, evaluate=ref_evaluate, widen=4.0)
+#: The same widening choice as the policy's (it reads the board, not the playout).
+REF_POLICY = Policy(
+    playout=ref_playout,
+    evaluate=ref_evaluate,
+    widen=4.0,
+    expand=policy_module.POLICY.expand,
+)
 
 
 # --- the reference: the rule module's moves and positions as they were ---------------------
@@ -344,7 +356,7 @@ def test_every_square_keeps_its_name() -> None:
 
 
 def ref_slide_problem(state: EntropyState, src: int, dst: int) -> str | None:
-    from pbmserv.games.entropy.state import _named, _rays
+    from pbmserv.games.entropy.state import _named, square_rays
 
     size, cells = state.size, state.cells
     src_name, dst_name = ref_square_name(src, size), ref_square_name(dst, size)
@@ -354,7 +366,7 @@ def ref_slide_problem(state: EntropyState, src: int, dst: int) -> str | None:
         return f"{src_name}-{dst_name} does not move the counter; write pass to leave it"
     if cells[dst]:
         return f"{dst_name} already holds a {_named(cells[dst])} counter"
-    for ray in _rays(size)[src]:
+    for ray in square_rays(size)[src]:
         if dst in ray:
             for cell in ray[: ray.index(dst)]:
                 if cells[cell]:

@@ -5,12 +5,13 @@ for one seed."""
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbmserv.robots.mcts import Budget, search
+from pbmserv.robots.mcts import Budget, Search, search
 from pbmserv.robots.policy import DEFAULT
 from tests.robots.toys import COLOURS, Gamble, Guess, GuessState, Nim
 
@@ -111,3 +112,27 @@ def test_a_temperature_sometimes_plays_a_lesser_move_and_none_plays_the_best() -
     assert warm.count(2) > max(warm.count(1), warm.count(3))
     again = [search(game, state, 0, DEFAULT, warm_budget, random.Random(s)).move for s in range(60)]
     assert again == warm  # the search's own generator decides: one seed, one move
+
+
+def test_a_widening_node_takes_in_the_child_its_policy_picks() -> None:
+    """Policy.expand names which of the moves not yet in the tree a node takes in next, seeing
+    the node's position and its mover (Entropy's policy takes the best of a few at once)."""
+    game = Nim()
+    state = game.new_game({"pile": 10}, random.Random(0))
+    seen: list[tuple[int, int, list[int]]] = []
+
+    def largest(game, state, actor, fresh, rng):  # type: ignore[no-untyped-def]
+        seen.append((state.pile, actor, list(fresh)))
+        return fresh.index(max(fresh))
+
+    policy = replace(DEFAULT, widen=0.5, expand=largest)
+    one = Search(game, state, 0, policy, random.Random(1))
+    one.run(Budget(iterations=1, cpu_seconds=10.0))
+    assert list(one.root.children) == [3]
+    assert seen[0] == (10, 0, [1, 2, 3])
+    many = Search(game, state, 0, policy, random.Random(1))
+    many.run(Budget(iterations=60, cpu_seconds=10.0))
+    # The children came in largest first: 3, then 2, then 1, as the widening allowed.
+    assert list(many.root.children) == [3, 2, 1]
+    # Below the root: the child's own position, with the other seat to move.
+    assert (7, 1, [1, 2, 3]) in seen

@@ -26,8 +26,8 @@ from pbmserv.games.entropy.state import (
     Stock,
     _draw,
     _named,
-    _rays,
     square_name,
+    square_rays,
 )
 
 if TYPE_CHECKING:
@@ -62,7 +62,7 @@ def _slide_problem(state: EntropyState, src: int, dst: int) -> str | None:
         return f"{name}-{name} does not move the counter; write pass to leave it"
     if cells[dst]:
         return f"{square_name(dst, size)} already holds a {_named(cells[dst])} counter"
-    for ray in _rays(size)[src]:
+    for ray in square_rays(size)[src]:
         if dst in ray:
             for cell in ray[: ray.index(dst)]:
                 if cells[cell]:

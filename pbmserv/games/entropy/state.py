@@ -163,7 +163,7 @@ def _square_names(size: int) -> tuple[str, ...]:
 
 
 @cache
-def _rays(size: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
+def square_rays(size: int) -> tuple[tuple[tuple[int, ...], ...], ...]:
     """For each cell, the cells outward along its row and column in the four directions."""
     rays = []
     for cell in range(size * size):
@@ -190,7 +190,7 @@ def _centre_first(size: int) -> tuple[int, ...]:
 
 def _slides(cells: bytes, size: int) -> Iterator[tuple[int, int]]:
     """Every rook slide over empty squares to an empty square."""
-    rays = _rays(size)
+    rays = square_rays(size)
     for src, colour in enumerate(cells):
         if colour:
             for ray in rays[src]:
@@ -220,11 +220,11 @@ def _placements_of(cells: bytes, size: int, colour: int) -> list[EntropyMove]:
 
 @cache
 def _ray_slides(size: int) -> tuple[tuple[tuple[tuple[int, ...], tuple[Slide, ...]], ...], ...]:
-    """For each cell, its rays in the order of :func:`_rays` (empty ones left out), each with
+    """For each cell, its rays in the order of :func:`square_rays` (empty ones left out), each with
     the slides along it, nearest first: the moves are made once, not once a position."""
     return tuple(
         tuple((ray, tuple(Slide(src, dst) for dst in ray)) for ray in rays if ray)
-        for src, rays in enumerate(_rays(size))
+        for src, rays in enumerate(square_rays(size))
     )
 
 

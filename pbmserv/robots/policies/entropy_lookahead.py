@@ -6,8 +6,8 @@ stopped playing, which the search's own Order moves then have to make up for. He
 next ``turns`` turns draws a counter, Chaos puts it on the square (of a few drawn at random)
 where it gives Order the fewest points at once, and Order makes the slide (of a few drawn at
 random) that gains it the most points at once, or passes when none gains any. The points of a
-move are read from the lines it changes, each line's score kept once seen (``_put``,
-``_take``, ``_shift``).
+move are read from the lines it changes, each line's change kept once seen (``put_points``,
+``take_points``, ``shift_points``).
 """
 
 from __future__ import annotations

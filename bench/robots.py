@@ -374,6 +374,11 @@ def _shown(result: str, moves: dict[str, int]) -> str:
     return f"{result} ({', '.join(f'{name} {n}' for name, n in sorted(moves.items()))} moves)"
 
 
+def _ours(entry: dict[str, Any]) -> str:
+    """The digest of today's side of a recorded game (its version less an older commit's name)."""
+    return str(entry["version"]).partition("+")[0]
+
+
 def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
     """``--carry-over`` (see the module docstring): 0 if nothing was refused, else 1."""
     if path is None or not path.exists():
@@ -383,22 +388,18 @@ def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
     plans = []  # (game, today's version, older version, its games by key, the replays)
     for game in chosen:
         name, version = game.SPEC.name, code_version(game)
-        # The engine's games and another commit's are left out: code other than ours plays
-        # half of them.
-        mine = [
-            e
-            for e in entries
-            if e["game"] == name and not is_engine_pair(e["pair"]) and "@" not in e["pair"]
-        ]
+        # The engine's games are left out: a newer engine may play them otherwise. An older
+        # commit's (``L3@REV``) are replayed as ours are, REV's robot in REV's own process.
+        mine = [e for e in entries if e["game"] == name and not is_engine_pair(e["pair"])]
         if not mine:
             print(f"{name:<11} no games in {path}")
             continue
-        if any(entry["version"] == version for entry in mine):
+        if any(_ours(entry) == version for entry in mine):
             print(f"{name:<11} games under today's code ({version}) already: nothing to carry")
             continue
-        older = mine[-1]["version"]
-        kept = {(e["pair"], e["index"]): e for e in mine if e["version"] == older}
-        left = sorted({entry["version"] for entry in mine} - {older})
+        older = _ours(mine[-1])
+        kept = {(e["pair"], e["index"]): e for e in mine if _ours(e) == older}
+        left = sorted({_ours(entry) for entry in mine} - {older})
         if left:
             print(f"{name:<11} games under {', '.join(left)} left as they are (older still)")
         sample = []
@@ -437,7 +438,7 @@ def carry_over(path: Path | None, chosen: list[AnyGame], jobs: int) -> int:
             )
             continue
         for entry in kept.values():
-            carried.append(json.dumps({**entry, "version": version}))
+            carried.append(json.dumps({**entry, "version": pair_version(version, entry["pair"])}))
         print(
             f"{name:<11} carried {len(kept)} games from {older} to {version} "
             f"({len(sample)} replays, every one the same)"

@@ -197,5 +197,15 @@ def test_an_older_commits_robot_plays_through_its_own_process(
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert all(e["version"].endswith("+L1@abc1234") for e in lines)
     assert all(e["cpu"]["L1@abc1234"][0] > 0 and e["cpu"]["L1@abc1234"][1] > 0 for e in lines)
+
+    # Its games carry over to today's code as ours do: replayed against the same worker.
+    older = [{**e, "version": "older code+L1@abc1234"} for e in lines]
+    record.write_text("".join(json.dumps(e) + "\n" for e in older))
+    capsys.readouterr()
+    assert bench.main(["--only", "chameleon", "--record", str(record), "--carry-over"]) == 0
+    out = capsys.readouterr().out
+    assert "L1:L1@abc1234" in out and ": same" in out and "carried 2 games" in out
+    carried = [json.loads(line) for line in record.read_text().splitlines()][2:]
+    assert [e["version"] for e in carried] == [lines[0]["version"]] * 2
     for worker in bench._OLDER_WORKERS.values():
         worker.kill()

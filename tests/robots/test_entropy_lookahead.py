@@ -119,3 +119,70 @@ def test_a_widening_node_takes_in_the_move_best_at_once_for_its_mover(
         assert policy_module._gain(state, picked) == max(gains)
     else:
         assert policy_module._gain(state, picked) == min(gains)
+
+
+@settings(max_examples=300, deadline=None)
+@given(seeds, st.integers(1, 2**70))
+def test_the_inlined_draw_is_randrange(seed: int, bound: int) -> None:
+    """The playout's draws are the library's: the same numbers, the generator left alike."""
+    ours, theirs = random.Random(seed), random.Random(seed)
+    draw = lookahead.below(ours)
+    assert [draw(bound) for _ in range(20)] == [theirs.randrange(bound) for _ in range(20)]
+    assert ours.getstate() == theirs.getstate()
+
+
+def ref_played_then_dealt(state: Any, rng: random.Random, turns: int) -> bytearray:
+    """The playout as first written: the empty and held squares listed afresh each turn."""
+    size, cells = state.size, bytearray(state.cells)
+
+    def chaos(colour: int) -> None:
+        empties = [i for i, c in enumerate(cells) if not c]
+        best, best_gain = -1, 0
+        for _ in range(lookahead.CHAOS_CHOICES):
+            cell = empties[rng.randrange(len(empties))]
+            gain = place_gain(cells, size, cell, colour)
+            if best < 0 or gain < best_gain:
+                best, best_gain = cell, gain
+        cells[best] = colour
+
+    def order() -> None:
+        held = [i for i, c in enumerate(cells) if c]
+        best, best_gain = None, 0
+        for _ in range(lookahead.ORDER_CHOICES if held else 0):
+            src = held[rng.randrange(len(held))]
+            ray = lookahead.square_rays(size)[src][rng.randrange(4)]
+            reach = next((n for n, square in enumerate(ray) if cells[square]), len(ray))
+            if reach:
+                dst = ray[rng.randrange(reach)]
+                if (gain := slide_gain(cells, size, src, dst)) > best_gain:
+                    best, best_gain = (src, dst), gain
+        if best is not None:
+            cells[best[1]], cells[best[0]] = cells[best[0]], 0
+
+    bag = lookahead.bag_of(state.cells, size)
+    if state.drawn:
+        bag.remove(state.drawn)
+        chaos(state.drawn)
+    order()
+    for _ in range(turns):
+        if not bag:
+            return cells
+        at = rng.randrange(len(bag))
+        colour, bag[at] = bag[at], bag[-1]
+        bag.pop()
+        chaos(colour)
+        order()
+    rng.shuffle(bag)
+    for square, colour in zip([i for i, c in enumerate(cells) if not c], bag, strict=True):
+        cells[square] = colour
+    return cells
+
+
+@settings(max_examples=200, deadline=None)
+@given(in_play, seeds, st.integers(0, 6))
+def test_the_kept_square_lists_play_as_listing_them_afresh(
+    state: Any, seed: int, turns: int
+) -> None:
+    ours, theirs = random.Random(seed), random.Random(seed)
+    assert played_then_dealt(state, ours, turns) == ref_played_then_dealt(state, theirs, turns)
+    assert ours.getstate() == theirs.getstate()

@@ -13,6 +13,8 @@ move are read from the lines it changes, each line's change kept once seen (``pu
 from __future__ import annotations
 
 import random
+from bisect import insort
+from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -71,67 +73,98 @@ def slide_gain(cells: bytes | bytearray, size: int, src: int, dst: int) -> int:
     )
 
 
-def _chaos_square(cells: bytearray, size: int, colour: int, rng: random.Random) -> int:
-    empties = [i for i, c in enumerate(cells) if not c]
-    best, best_gain = -1, 0
-    for _ in range(CHAOS_CHOICES):
-        cell = empties[rng.randrange(len(empties))]
-        gain = place_gain(cells, size, cell, colour)
-        if best < 0 or gain < best_gain:
-            best, best_gain = cell, gain
-    return best
+def below(rng: random.Random) -> Callable[[int], int]:
+    """``rng.randrange`` of one bound, drawing the same numbers: for the library's generator,
+    its own ``_randbelow`` inlined (the playout draws a dozen numbers a turn, and the call
+    through ``randrange``'s checks cost more than the draw); any other generator, its own."""
+    if type(rng) is not random.Random:
+        return rng.randrange
+    getrandbits = rng.getrandbits
+
+    def draw(n: int) -> int:
+        bits = n.bit_length()
+        r = getrandbits(bits)
+        while r >= n:
+            r = getrandbits(bits)
+        return r
+
+    return draw
 
 
-def _order_slide(cells: bytearray, size: int, rng: random.Random) -> tuple[int, int] | None:
-    rays = square_rays(size)
-    held = [i for i, c in enumerate(cells) if c]
-    if not held:
-        return None
-    best, best_gain = None, 0
-    for _ in range(ORDER_CHOICES):
-        src = held[rng.randrange(len(held))]
-        ray = rays[src][rng.randrange(4)]
-        reach = 0
-        for square in ray:
-            if cells[square]:
-                break
-            reach += 1
-        if not reach:
-            continue
-        dst = ray[rng.randrange(reach)]
-        gain = slide_gain(cells, size, src, dst)
-        if gain > best_gain:
-            best, best_gain = (src, dst), gain
-    return best
+class _Board:
+    """A playout's board, with its empty and its held squares kept in order as it changes
+    (listed afresh, they cost more than the turn's choices)."""
 
+    def __init__(self, cells: bytes, size: int, draw: Callable[[int], int]) -> None:
+        self.cells, self.size, self.draw = bytearray(cells), size, draw
+        self.empties = [i for i, c in enumerate(cells) if not c]
+        self.held = [i for i, c in enumerate(cells) if c]
 
-def _order_moves(cells: bytearray, size: int, rng: random.Random) -> None:
-    slide = _order_slide(cells, size, rng)
-    if slide is not None:
-        src, dst = slide
-        cells[dst], cells[src] = cells[src], 0
+    def chaos_puts(self, colour: int) -> None:
+        """Chaos's counter on the square, of a few drawn, that gives Order the fewest points."""
+        cells, size, empties, draw = self.cells, self.size, self.empties, self.draw
+        board = bytes(cells)
+        best, best_gain = -1, 0
+        for _ in range(CHAOS_CHOICES):
+            cell = empties[draw(len(empties))]
+            gain = place_gain(board, size, cell, colour)
+            if best < 0 or gain < best_gain:
+                best, best_gain = cell, gain
+        cells[best] = colour
+        empties.remove(best)
+        insort(self.held, best)
+
+    def order_slides(self) -> None:
+        """Order's slide, of a few drawn, that gains it the most points at once; or a pass."""
+        cells, size, held, draw = self.cells, self.size, self.held, self.draw
+        if not held:
+            return
+        rays = square_rays(size)
+        board = bytes(cells)
+        best, best_gain = None, 0
+        for _ in range(ORDER_CHOICES):
+            src = held[draw(len(held))]
+            ray = rays[src][draw(4)]
+            reach = 0
+            for square in ray:
+                if board[square]:
+                    break
+                reach += 1
+            if not reach:
+                continue
+            dst = ray[draw(reach)]
+            gain = slide_gain(board, size, src, dst)
+            if gain > best_gain:
+                best, best_gain = (src, dst), gain
+        if best is not None:
+            src, dst = best
+            cells[dst], cells[src] = cells[src], 0
+            held.remove(src)
+            insort(held, dst)
+            self.empties.remove(dst)
+            insort(self.empties, src)
 
 
 def played_then_dealt(state: Any, rng: random.Random, turns: int) -> bytearray:
     """The round's board after ``turns`` turns of the simple players, then the rest dealt."""
-    size = state.size
-    cells = bytearray(state.cells)
-    bag = bag_of(state.cells, size)
+    draw = below(rng)
+    board = _Board(state.cells, state.size, draw)
+    bag = bag_of(state.cells, state.size)
     if state.drawn:  # Chaos's counter, drawn already
         bag.remove(state.drawn)
-        cells[_chaos_square(cells, size, state.drawn, rng)] = state.drawn
-    _order_moves(cells, size, rng)
+        board.chaos_puts(state.drawn)
+    board.order_slides()
     for _ in range(turns):
         if not bag:
-            return cells
-        at = rng.randrange(len(bag))
+            return board.cells
+        at = draw(len(bag))
         colour = bag[at]
         bag[at] = bag[-1]
         bag.pop()
-        cells[_chaos_square(cells, size, colour, rng)] = colour
-        _order_moves(cells, size, rng)
+        board.chaos_puts(colour)
+        board.order_slides()
     rng.shuffle(bag)
-    empties = [i for i, c in enumerate(cells) if not c]
-    for square, colour in zip(empties, bag, strict=True):
+    cells = board.cells
+    for square, colour in zip(board.empties, bag, strict=True):
         cells[square] = colour
     return cells

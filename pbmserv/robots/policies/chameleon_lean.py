@@ -155,13 +155,7 @@ def chain_distance(
 ) -> int:
     """The empty cells a chain of the colour of ``groups`` from the ``start`` side to the
     ``goal`` side still needs; ``far`` if it needs more than ``limit`` or none can be made."""
-    reached = 0
-    pending = []
-    for group in groups:
-        if group[0] & start:
-            reached |= group[0]
-        else:
-            pending.append(group)
+    reached, pending = _split_at(groups, start)
     if reached & goal:
         return 0
     # The layers, with spread() written out: this is the robots' innermost loop.
@@ -200,6 +194,17 @@ def chain_distance(
     return far
 
 
+def _split_at(groups: Sequence[Group], start: int) -> tuple[int, list[Group]]:
+    """The cells of the groups touching the ``start`` side, and the other groups."""
+    reached, pending = 0, []
+    for group in groups:
+        if group[0] & start:
+            reached |= group[0]
+        else:
+            pending.append(group)
+    return reached, pending
+
+
 def _join_touched(pending: Sequence[Group], new: int) -> tuple[int, list[Group]]:
     """The cells of the groups of ``pending`` that the cells ``new`` touch, and the others."""
     joined, left = 0, []
@@ -219,13 +224,7 @@ def chain_layers(
     the search runs out of cells, the last one then standing for the rest, or when it reaches
     ``goal``, ``SLACK`` layers after that: a chain longer than that is never a candidate's);
     and the distance to ``goal``, ``far`` when it is not within ``depth``."""
-    reached = 0
-    pending = []
-    for group in groups:
-        if group[0] & start:
-            reached |= group[0]
-        else:
-            pending.append(group)
+    reached, pending = _split_at(groups, start)
     distance = 0 if reached & goal else far
     layers = [0]
     fresh, edge, taken = reached, start & empty, 0

@@ -23,6 +23,7 @@ beyond the tree. Two things made it slow, and each is replaced here with identic
 from __future__ import annotations
 
 import random
+from collections.abc import Sequence
 from functools import cache
 from itertools import compress
 
@@ -115,14 +116,22 @@ def bag_of(cells: bytes, size: int) -> bytearray:
 def deal(cells: bytes, size: int, rng: random.Random) -> bytearray:
     """The board with the counters not on it dealt into its empty squares, in square order,
     after ``rng.shuffle`` of them in colour order: the same board and the same draws."""
-    counters = bag_of(cells, size)
     filled = bytearray(cells)
     empties = list(compress(range(size * size), cells.translate(_EMPTY_FLAGS)))
+    deal_into(filled, empties, bag_of(cells, size), rng)
+    return filled
+
+
+def deal_into(
+    filled: bytearray, empties: Sequence[int], counters: bytearray, rng: random.Random
+) -> None:
+    """``rng.shuffle(counters)``, then each counter into the empty square at its place in
+    ``empties``: the same squares filled and the same draws (``counters`` is used up)."""
     if type(rng) is not random.Random:  # another generator may draw otherwise: ask it
         rng.shuffle(counters)
         for square, counter in zip(empties, counters, strict=True):
             filled[square] = counter
-        return filled
+        return
     getrandbits = rng.getrandbits
     # Fisher-Yates as random.shuffle does it: counters[i] is final once swapped, so it goes
     # straight to its square.
@@ -134,4 +143,3 @@ def deal(cells: bytes, size: int, rng: random.Random) -> bytearray:
         counters[j] = counters[i]
     if counters:
         filled[empties[0]] = counters[0]
-    return filled

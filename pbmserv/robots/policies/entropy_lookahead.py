@@ -20,7 +20,7 @@ from typing import Any
 
 from pbmserv.games.entropy.score import line_score
 from pbmserv.games.entropy.state import square_rays
-from pbmserv.robots.policies.entropy_fast import bag_of
+from pbmserv.robots.policies.entropy_fast import bag_of, deal_into
 
 #: Squares Chaos weighs for a counter, and slides Order weighs, in a playout's turn.
 CHAOS_CHOICES = 3
@@ -163,8 +163,5 @@ def played_then_dealt(state: Any, rng: random.Random, turns: int) -> bytearray:
         bag.pop()
         board.chaos_puts(colour)
         board.order_slides()
-    rng.shuffle(bag)
-    cells = board.cells
-    for square, colour in zip(board.empties, bag, strict=True):
-        cells[square] = colour
-    return cells
+    deal_into(board.cells, board.empties, bag, rng)
+    return board.cells

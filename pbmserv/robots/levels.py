@@ -52,7 +52,10 @@ def _budget(game: AnyGame, level: int, cpu_seconds: float | None, temperature: b
     if level not in BUDGETS:
         raise ValueError(f"no robot level {level}: the levels are {', '.join(map(str, LEVELS))}")
     budget, policy = BUDGETS[level], policy_for(game)
-    iterations = round(budget.iterations * policy.iteration_scale)
+    scale = policy.iteration_scale
+    if policy.level_scales is not None:
+        scale *= policy.level_scales[level - 1]
+    iterations = round(budget.iterations * scale)
     cap = budget.cpu_seconds if cpu_seconds is None else min(budget.cpu_seconds, cpu_seconds)
     drawn = budget.temperature if policy.temperatures is None else policy.temperatures[level - 1]
     drawn = drawn if temperature else 0.0

@@ -62,6 +62,9 @@ class Policy:
     decisive_check_limit: int = 400
     #: A level's iterations are multiplied by this (games whose iterations are cheap get more).
     iteration_scale: float = 1.0
+    #: Per level (L1 first), a further factor on its iterations: a level whose search came out
+    #: cheaper than its CPU budget may spend the rest without the others doing so.
+    level_scales: tuple[float, ...] | None = None
     #: The game's own temperature for each level (L1 first), in place of the levels' usual ones:
     #: where one lesser move loses at once (Buffalo's defence) a level drawing its moves as
     #: freely plays no better than chance.

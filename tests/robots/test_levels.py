@@ -296,3 +296,20 @@ def test_a_seat_not_to_move_and_an_unknown_level_are_refused() -> None:
         robot_move(game, seat_view(game, state, 1), 1, random.Random(0))
     with pytest.raises(ValueError):
         robot_move(game, seat_view(game, state, 0), 9, random.Random(0))
+
+
+def test_a_level_scale_multiplies_only_its_own_levels_iterations() -> None:
+    """Buffalo's top level spends its CPU headroom on more iterations; its lower levels and
+    the other games keep theirs."""
+    from pbmserv.robots.levels import BUDGETS, _budget
+    from pbmserv.robots.policies import policy_for
+
+    buffalo, owlman = find_game("buffalo"), find_game("owlman")
+    scale = policy_for(buffalo).iteration_scale
+    for level, factor in ((1, 1.0), (2, 1.0), (3, 1.45)):
+        budget = _budget(buffalo, level, None, True)
+        assert budget.iterations == round(BUDGETS[level].iterations * scale * factor)
+    owlman_scale = policy_for(owlman).iteration_scale
+    for level in LEVELS:
+        budget = _budget(owlman, level, None, True)
+        assert budget.iterations == round(BUDGETS[level].iterations * owlman_scale)

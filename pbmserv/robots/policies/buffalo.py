@@ -293,9 +293,9 @@ TACTICS_NODES = 200
 #: over 12 positions of robot games, ms a move before/after: L1 12.9/10.2, L2 153/120,
 #: L3 1171/827).
 ITERATION_SCALE = 2.4
-#: L3 alone spends nearly half as much again: at 2.4 its lean search took 1,143 ms a move where the
-#: search before it took 1,742 (bench/robots.py, 40 games against 020b28e's L3), and its lead
-#: over L2 had shrunk to 72% as the tactics made L2 stronger.
+#: L3 alone spends nearly half as much again: at 2.4 its lean search took 1,143 ms a move
+#: where the search before it took 1,742 (bench/robots.py, 40 games against 020b28e's L3), and
+#: its lead over L2 had shrunk to 72% as the tactics made L2 stronger.
 LEVEL_SCALES = (1.0, 1.0, 1.45)
 
 

@@ -7,7 +7,9 @@ move by its visits (a temperature) rather than always playing the most visited o
 shorter search alone plays much the same moves where the evaluation does most of the work
 (measured on Extinction, L2 against L1 without temperatures won 17 of 24, with them 24 of 24),
 as a weaker player makes the mistakes a stronger one does not. A game's policy may set its own
-temperatures (Buffalo's defence loses to one lesser move, so only its L1 errs, and less often).
+temperatures (Buffalo's defence loses to one lesser move, so only its L1 errs, and less often),
+and a factor on one level's iterations (``Policy.level_scales``: Buffalo's L3 spends its CPU
+headroom).
 Where a game's policy has tactics (:mod:`pbmserv.robots.tactics`), a stronger level reads them
 deeper and lets less slip past them: its mistakes are a weaker plan, not a piece left hanging.
 """

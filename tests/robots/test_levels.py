@@ -18,6 +18,8 @@ from pbmserv.games.base import AnyGame, move_rng
 from pbmserv.games.testing import random_playout
 from pbmserv.robots import LEVELS, SeatView, robot_move, robot_value, seat_view
 from pbmserv.robots.baselines import greedy_move, random_move
+from pbmserv.robots.levels import BUDGETS, _budget
+from pbmserv.robots.policies import policy_for
 
 #: Option sets that reach every kind of decision: Entropy II's stocking, Rebel Buffalo's dog
 #: placements, classic Owlman's repetition rule.
@@ -301,9 +303,6 @@ def test_a_seat_not_to_move_and_an_unknown_level_are_refused() -> None:
 def test_a_level_scale_multiplies_only_its_own_levels_iterations() -> None:
     """Buffalo's top level spends its CPU headroom on more iterations; its lower levels and
     the other games keep theirs."""
-    from pbmserv.robots.levels import BUDGETS, _budget
-    from pbmserv.robots.policies import policy_for
-
     buffalo, owlman = find_game("buffalo"), find_game("owlman")
     scale = policy_for(buffalo).iteration_scale
     for level, factor in ((1, 1.0), (2, 1.0), (3, 1.45)):

@@ -5,6 +5,7 @@ candidates."""
 
 from __future__ import annotations
 
+import math
 import random
 from collections import deque
 from typing import Any
@@ -89,8 +90,8 @@ def _reference_candidates(
 def _reference_ranked(
     state: ChameleonState, seat: int, moves: list[Any], rng: random.Random
 ) -> tuple[list[Any], dict[Any, tuple[int, int]] | None]:
-    """The candidates, and each one's rank and distance from the centre (None for the wins or
-    the blocks)."""
+    """The candidates, and each one's gain (negated) and distance from the centre (None for the
+    wins or the blocks)."""
     size, cells, vert_seat, _ = _reference_board(state)
     through: list[list[list[int]]] = []
     for start, goal in ((TOP, BOTTOM), (LEFT, RIGHT)):
@@ -119,21 +120,43 @@ def _reference_ranked(
     if blocks:
         return blocks, None
     slack = [2] * (size * size)
+    bests = []
     for per_colour in through:
         best = min(min(lengths) for lengths in per_colour)
+        bests.append(best)
         for lengths in per_colour:
             for i, length in enumerate(lengths):
                 if not cells[i]:
                     slack[i] = min(slack[i], length - best)
+
+    def gain(move: Any) -> int:
+        """Per chain through the cell at most one longer than its role's shortest (twice if
+        one of the shortest): + where the piece helps the mover's or blocks the opponent's,
+        - where it blocks the mover's or helps the opponent's."""
+        own = piece[move.piece]
+        total = 0
+        for side, sign in ((mine, 1), (1 - mine, -1)):
+            for colour in (1, 2):
+                length = needs(side, move, colour)
+                counted = (length <= bests[side]) + (length <= bests[side] + 1)
+                total += counted * sign * (1 if colour == own else -1)
+        return total
+
     centre = centre_distances(size)
     kept = [
-        (0, 0, 0.0, index, m)
+        (-math.inf, 0, 0.0, index, m)
         if isinstance(m, str)
-        else (slack[m.row * size + m.col], centre[m.row * size + m.col], rng.random(), index, m)
+        else (-gain(m), centre[m.row * size + m.col], rng.random(), index, m)
         for index, m in enumerate(moves)
     ]
-    chosen = [key for key in sorted(kept) if key[0] <= 1]
+    chosen = [
+        key for key in sorted(kept) if isinstance(key[-1], str) or slack[_cell(key[-1], size)] <= 1
+    ]
     return [key[-1] for key in chosen], {key[-1]: (key[0], key[1]) for key in chosen}
+
+
+def _cell(move: Place, size: int) -> int:
+    return move.row * size + move.col
 
 
 def _reference_evaluate(state: ChameleonState) -> Values:
@@ -227,7 +250,7 @@ def test_the_fast_races_equal_the_cell_by_cell_search(seed: int, draw: int) -> N
 @settings(max_examples=60, deadline=None)
 @given(seed=st.integers(0, 2**32 - 1))
 def test_the_tree_moves_are_the_candidates_with_their_own_ties(seed: int) -> None:
-    """The lean tree's moves are the reference's candidates, in the same order of rank and
+    """The lean tree's moves are the reference's candidates, in the same order of gain and
     distance from the centre (ties may fall otherwise: the lean position draws its own)."""
     assert GAME is not None
     state = _mid_game(seed)
@@ -291,3 +314,17 @@ def test_the_tree_search_generator_orders_the_ties() -> None:
 
     assert order(1) == order(1)
     assert len({tuple(map(str, order(seed))) for seed in range(4)}) > 1
+
+
+def test_the_piece_that_builds_the_movers_chain_and_cuts_the_opponents_comes_first() -> None:
+    # Vert's x chain c1-c2 and Horz's o chain a3-b3 each need three cells, c3 among them:
+    # an x there builds Vert's chain and walls Horz's, so it leads the tree's moves (the tree
+    # widens in their order); an o there does the opposite, so it comes last.
+    assert GAME is not None
+    state = GAME.new_game({"size": 5}, random.Random(0))
+    for ply, text in enumerate(["c1x", "a3o", "c2x", "b3o"]):
+        state = GAME.apply(state, GAME.parse_move(state, ply % 2, text), random.Random(0))
+    for seed in range(3):  # whatever order the ties are drawn in
+        moves = LEAN.tree_moves(LEAN.position(state, random.Random(seed)))
+        assert moves[0] == Place(2, 2, "x") and moves[-1] == Place(2, 2, "o")
+    assert policy_for(GAME).widen is not None

@@ -18,6 +18,15 @@ the robots' check for one. The evaluation and candidates below serve a search on
 module's states; they read the state's cells (not ``dump()``) and share the lean position's
 races, with the same results as the cell-by-cell search had.
 
+The candidates come best first: each cell's piece that helps the mover's chains or blocks the
+opponent's (:func:`~pbmserv.robots.policies.chameleon_lean.x_gain`), its other piece last, and
+the tree widens progressively in that order (``widen``: a node of ``n`` visits has at most
+``2 * sqrt(n + 1)`` children) where it took every candidate in at once, a hundred a node, two
+plies deep at most. It now reads several plies deep on the best few; each new node's
+candidates cost more than the iterations it saves, so the levels spend 1.6 times the ladder's
+iterations where they spent 2.5. Against 020b28e's L3 at the same CPU: 57% before, ~~ after
+(bench/results, session 12).
+
 At the ladder's bare 50 and 400 iterations the player to move second won every game of L2
 against L1 (the weaker robot's greedy replies hold a race in which the side to move is a tempo
 ahead); three times the iterations, or the lower levels' temperatures (levels.py), separate
@@ -29,13 +38,13 @@ and the tempo decides.
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
 from pbmserv.games.base import AnyGame
 from pbmserv.games.chameleon import ChameleonState
 from pbmserv.robots.policies.chameleon_lean import (
-    SLACK,
     TACTICS,
     BitBoard,
     Group,
@@ -45,6 +54,7 @@ from pbmserv.robots.policies.chameleon_lean import (
     groups_of,
     race_chance,
     urgent_moves,
+    x_gain,
 )
 from pbmserv.robots.policy import Policy, Values, for_seat
 
@@ -61,26 +71,27 @@ def _chameleon_candidates(
 ) -> list[Any]:
     """The moves that matter now: a move that completes a chain if there is one; else the
     blocks of the opponent's chain that lacks one cell, if it has one; else both pieces on the
-    empty cells of each side's shortest chains and of those one cell longer, the shortest
-    chains' cells first, then those nearest the centre, ties in a random order (so that a
-    robot does not play the same game every time)."""
+    empty cells of each side's shortest chains and of those one cell longer, the pieces that
+    gain the mover most first (``x_gain``), then those nearest the centre, ties in a random
+    order (so that a robot does not play the same game every time)."""
     board, groups, empty = _board_groups(state)
     found = chain_cells(board, groups, empty, seat == state.vert_seat)
     urgent = urgent_moves(board, found)
     if urgent:
         return urgent
     bits, centre, size = board.bits, board.centre, board.size
-    kept = []
+    chained = found.rank0 | found.rank1
+    kept: list[tuple[float, int, float, int, Any]] = []
     for index, move in enumerate(moves):
         if isinstance(move, str):  # the swap, kept and tried first
-            kept.append((0, 0, 0.0, index, move))
+            kept.append((-math.inf, 0, 0.0, index, move))
             continue
         draw = rng.random()  # every piece draws, kept or not: the generator's use is fixed
         cell = move.row * size + move.col
-        if found.rank0 & bits[cell]:
-            kept.append((0, centre[cell], draw, index, move))
-        elif found.rank1 & bits[cell]:
-            kept.append((SLACK, centre[cell], draw, index, move))
+        bit = bits[cell]
+        if chained & bit:
+            gain = x_gain(found, bit) if move.piece == "x" else -x_gain(found, bit)
+            kept.append((-gain, centre[cell], draw, index, move))
     kept.sort()
     return [move for *_, move in kept]
 
@@ -102,5 +113,6 @@ POLICY = Policy(
     exploration=0.4,
     tactics=TACTICS,
     lean_tree=True,
-    iteration_scale=2.5,
+    iteration_scale=1.6,
+    widen=2.0,
 )

@@ -292,6 +292,11 @@ class ChainCells(NamedTuple):
     #: most SLACK cells longer (rank 1).
     rank0: int
     rank1: int
+    #: The cells on each role's chains of each colour, the mover's then the opponent's: per
+    #: role (x on shortest, x at most SLACK longer, o on shortest, o at most SLACK longer),
+    #: all 0 for a colour whose chains are longer than that (see :func:`x_gain`).
+    mover_chains: tuple[int, int, int, int] = (0, 0, 0, 0)
+    opponent_chains: tuple[int, int, int, int] = (0, 0, 0, 0)
 
 
 def chain_cells(
@@ -302,6 +307,7 @@ def chain_cells(
     stride, far = board.stride, board.far
     rank0 = rank1 = 0
     one_short: dict[bool, tuple[int, int]] = {}
+    chains: dict[bool, tuple[int, int, int, int]] = {}
     for vert in (True, False):
         start, goal = _role_sides(board, vert)
         ahead_x, by_x = chain_layers(groups[X_CODE], empty, start, goal, stride, far, far)
@@ -309,6 +315,7 @@ def chain_cells(
         ahead_o, by_o = chain_layers(groups[O_CODE], empty, start, goal, stride, by_x + SLACK, far)
         best = min(by_x, by_o)
         shortest = [0, 0, 0]  # per colour: its cells on chains of length best
+        on_chains = [0, 0, 0, 0]  # as ChainCells.mover_chains
         if best < far:
             for colour, ahead, by in ((X_CODE, ahead_x, by_x), (O_CODE, ahead_o, by_o)):
                 if by > best + SLACK:
@@ -320,15 +327,48 @@ def chain_cells(
                     on_chain = 0
                     for d in range(1, length + 1):
                         on_chain |= _layer(ahead, d) & _layer(behind, length + 1 - d)
+                    on_chains[(0 if colour == X_CODE else 2) + length - best] = on_chain
                     if length == best:
                         shortest[colour] = on_chain
                         rank0 |= on_chain
                     else:
                         rank1 |= on_chain
         one_short[vert] = (shortest[X_CODE], shortest[O_CODE]) if best == 1 else (0, 0)
+        chains[vert] = (on_chains[0], on_chains[1], on_chains[2], on_chains[3])
     win_x, win_o = one_short[mover_is_vert]
     short_x, short_o = one_short[not mover_is_vert]
-    return ChainCells(win_x, win_o, short_x, short_o, rank0, rank1 & ~rank0)
+    return ChainCells(
+        win_x,
+        win_o,
+        short_x,
+        short_o,
+        rank0,
+        rank1 & ~rank0,
+        chains[mover_is_vert],
+        chains[not mover_is_vert],
+    )
+
+
+def x_gain(found: ChainCells, bit: int) -> int:
+    """What an x on the cell ``bit`` gains the mover (an o gains the opposite): in Chameleon a
+    piece is a stone of both roles' chains of its colour and a wall across both roles' chains
+    of the other colour, so an x helps the mover's x chains and the opponent's x chains and
+    blocks both roles' o chains. Each chain through the cell counts once if it is at most
+    SLACK longer than its role's shortest, twice if it is one of the shortest; helping the
+    mover and blocking the opponent count for, the rest against."""
+    x0, x1, o0, o1 = found.mover_chains
+    their_x0, their_x1, their_o0, their_o1 = found.opponent_chains
+    # Written out: it is read for every candidate cell of every node the tree opens.
+    return (
+        (x0 & bit != 0)
+        + (x1 & bit != 0)
+        - (o0 & bit != 0)
+        - (o1 & bit != 0)
+        - (their_x0 & bit != 0)
+        - (their_x1 & bit != 0)
+        + (their_o0 & bit != 0)
+        + (their_o1 & bit != 0)
+    )
 
 
 def _pieces_on(board: BitBoard, x_cells: int, o_cells: int) -> list[Place]:
@@ -532,23 +572,24 @@ class ChameleonLean:
 
     def tree_moves(self, position: ChameleonPosition) -> Sequence[Place | str]:
         """The policy's candidates: the wins, else the blocks, else both pieces on the empty
-        cells of the shortest chains, then of those one cell longer (the swap first on the
-        second move), nearer the centre first."""
+        cells of the shortest chains and of those one cell longer (the swap first on the
+        second move), the pieces that gain the mover most first (:func:`x_gain`), then those
+        nearer the centre."""
         board = position.board
         found = position.chain_cells()
         urgent = urgent_moves(board, found)
         if urgent:
             return urgent
         keys = position.tie_order()
-        places = board.places
+        places, bits = board.places, board.bits
+        ranked = []
+        for cell in cell_indices(found.rank0 | found.rank1, board.stride):
+            gain = x_gain(found, bits[cell])
+            ranked.append((-gain, keys[2 * cell], places[cell][0]))
+            ranked.append((gain, keys[2 * cell + 1], places[cell][1]))
+        ranked.sort()
         moves: list[Place | str] = [SWAP] if position.ply == 1 else []
-        for rank in (found.rank0, found.rank1):
-            ranked = []
-            for cell in cell_indices(rank, board.stride):
-                ranked.append((keys[2 * cell], places[cell][0]))
-                ranked.append((keys[2 * cell + 1], places[cell][1]))
-            ranked.sort()
-            moves.extend(move for _, move in ranked)
+        moves.extend(move for *_, move in ranked)
         return moves
 
     def playout_move(self, position: ChameleonPosition, rng: random.Random) -> Place | str | None:

@@ -17,13 +17,14 @@ deeper and lets less slip past them: its mistakes are a weaker plan, not a piece
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from pbmserv.games.base import AnyGame
 from pbmserv.robots.lean_search import LeanSearch
 from pbmserv.robots.mcts import Budget, SearchResult, outcome_values, search
 from pbmserv.robots.policies import policy_for
+from pbmserv.robots.policy import Policy
 from pbmserv.robots.tactics import LeanPlay
 from pbmserv.robots.view import SeatView
 
@@ -64,6 +65,15 @@ def _budget(game: AnyGame, level: int, cpu_seconds: float | None, temperature: b
     return Budget(iterations, cap, drawn, budget.tactics_depth, budget.tactics_margin)
 
 
+def level_policy(game: AnyGame, level: int) -> Policy:
+    """The game's policy as ``level`` plays it: every legal move in the tree below the
+    policy's ``candidates_from_level``."""
+    policy = policy_for(game)
+    if level < policy.candidates_from_level and policy.candidates is not None:
+        return replace(policy, candidates=None)
+    return policy
+
+
 def _search(
     game: AnyGame,
     state: Any,
@@ -73,7 +83,7 @@ def _search(
     cpu: float | None,
     temperature: bool = True,
 ) -> SearchResult:
-    budget, policy = _budget(game, level, cpu, temperature), policy_for(game)
+    budget, policy = _budget(game, level, cpu, temperature), level_policy(game, level)
     fixed = not (game.SPEC.uses_chance or game.SPEC.hidden_information)
     lean = policy.tactics.lean if policy.tactics is not None else None
     if policy.lean_tree and fixed and isinstance(lean, LeanPlay):

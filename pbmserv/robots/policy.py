@@ -79,6 +79,10 @@ class Policy:
     expand: Expander | None = None
     #: Narrows the moves the tree considers (a game whose legal moves are mostly idle).
     candidates: Candidates | None = None
+    #: The lowest level whose tree takes only the candidates; a level below it searches every
+    #: legal move (where a few iterations on the best few moves play nearly as well as the
+    #: level above, and the ladder would no longer climb).
+    candidates_from_level: int = 1
     #: A shallow alpha-beta read before the tree search (games without chance or secrets):
     #: the root's moves that it finds clearly worse than the best are left out of the tree.
     tactics: Tactics | None = None

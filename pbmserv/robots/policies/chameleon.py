@@ -11,12 +11,12 @@ budget, exploration 0.4).
 The tree runs on the lean position of :mod:`~pbmserv.robots.policies.chameleon_lean` (pushed
 and popped in place; the races read on bit masks a layer of cells at a time): an iteration costs
 83 microseconds on 11x11 where it cost 234 through ``apply`` and a cell-by-cell search (L3's
-trees; measured on positions of robot games). The levels spend that on two and a half times the
-iterations, which keeps L3's CPU a move a little under what it was (L1 and L2 well under: the
-search's own bookkeeping grows with the tree). The tactics only take a win at once, in place of
-the robots' check for one. The evaluation and candidates below serve a search on the rule
-module's states; they read the state's cells (not ``dump()``) and share the lean position's
-races, with the same results as the cell-by-cell search had.
+trees; measured on positions of robot games). The levels spent that on two and a half times
+the iterations until the tree widened (below), which kept L3's CPU a move a little under what
+it was (L1 and L2 well under: the search's own bookkeeping grows with the tree). The tactics
+only take a win at once, in place of the robots' check for one. The evaluation and candidates
+below serve a search on the rule module's states; they read the state's cells (not ``dump()``)
+and share the lean position's races, with the same results as the cell-by-cell search had.
 
 The candidates come best first: each cell's piece that helps the mover's chains or blocks the
 opponent's (:func:`~pbmserv.robots.policies.chameleon_lean.x_gain`), its other piece last, and
@@ -24,8 +24,8 @@ the tree widens progressively in that order (``widen``: a node of ``n`` visits h
 ``2 * sqrt(n + 1)`` children) where it took every candidate in at once, a hundred a node, two
 plies deep at most. It now reads several plies deep on the best few; each new node's
 candidates cost more than the iterations it saves, so the levels spend 1.6 times the ladder's
-iterations where they spent 2.5. Against 020b28e's L3 at the same CPU: 57% before, ~~ after
-(bench/results, session 12).
+iterations where they spent 2.5. Against 020b28e's L3: 23/0/17 (57%) before, 32/0/8 (80%)
+after, at 1,062 ms a move against its 1,153 (bench/results, session 12).
 
 At the ladder's bare 50 and 400 iterations the player to move second won every game of L2
 against L1 (the weaker robot's greedy replies hold a race in which the side to move is a tempo

@@ -13,8 +13,10 @@ The tree announces on the :data:`CANDIDATE_POINTS` points where a piece of the m
 most to the windows of five it could still fill (each with its row and its column), where it
 took all of up to 160 announcements in at once: at 7040 iterations that left each root move
 about forty, a flat Monte Carlo; on ten points the tree reads on. The opponent's answers are
-all kept. Against 020b28e's L3, with less CPU a move: 60% before, ~~ after (bench/results,
-session 12).
+all kept. Level 1 still searches every announcement: its 110 iterations on the ten best points
+played nearly as well as level 2 (L2 against L1 26/0/14, 65%, where the ladder wants 75%; with
+every announcement, as before, L2 won 36/0/4). Against 020b28e's L3, with less CPU a move:
+60% before, ~~ after (bench/results, session 12).
 """
 
 from __future__ import annotations
@@ -85,4 +87,5 @@ POLICY = Policy(
     playout=fast_playout,
     iteration_scale=2.2,
     candidates=_hmdg_candidates,
+    candidates_from_level=2,
 )

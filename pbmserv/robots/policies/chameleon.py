@@ -9,9 +9,10 @@ completing move or a block alone when there is one (16 of 16 against greedy with
 budget, exploration 0.4).
 
 The tree runs on the lean position of :mod:`~pbmserv.robots.policies.chameleon_lean` (pushed
-and popped in place; the races read on bit masks a layer of cells at a time): an iteration costs
-83 microseconds on 11x11 where it cost 234 through ``apply`` and a cell-by-cell search (L3's
-trees; measured on positions of robot games). The levels spent that on two and a half times
+and popped in place; the races of :mod:`~pbmserv.robots.policies.chameleon_races` read on bit
+masks a layer of cells at a time): an iteration costs 83 microseconds on 11x11 where it cost
+234 through ``apply`` and a cell-by-cell search (L3's trees; measured on positions of robot
+games). The levels spent that on two and a half times
 the iterations until the tree widened (below), which kept L3's CPU a move a little under what
 it was (L1 and L2 well under: the search's own bookkeeping grows with the tree). The tactics
 only take a win at once, in place of the robots' check for one. The evaluation and candidates
@@ -19,7 +20,7 @@ below serve a search on the rule module's states; they read the state's cells (n
 and share the lean position's races, with the same results as the cell-by-cell search had.
 
 The candidates come best first: each cell's piece that helps the mover's chains or blocks the
-opponent's (:func:`~pbmserv.robots.policies.chameleon_lean.x_gain`), its other piece last, and
+opponent's (:func:`~pbmserv.robots.policies.chameleon_races.x_gain`), its other piece last, and
 the tree widens progressively in that order (``widen``: a node of ``n`` visits has at most
 ``2 * sqrt(n + 1)`` children) where it took every candidate in at once, a hundred a node, two
 plies deep at most. It now reads several plies deep on the best few; each new node's
@@ -44,8 +45,8 @@ from typing import Any
 
 from pbmserv.games.base import AnyGame
 from pbmserv.games.chameleon import ChameleonState
-from pbmserv.robots.policies.chameleon_lean import (
-    TACTICS,
+from pbmserv.robots.policies.chameleon_lean import TACTICS
+from pbmserv.robots.policies.chameleon_races import (
     BitBoard,
     Group,
     bit_board,

@@ -149,7 +149,7 @@ def chain_distance(
 ) -> int:
     """The empty cells a chain of the colour of ``groups`` from the ``start`` side to the
     ``goal`` side still needs; ``far`` if it needs more than ``limit`` or none can be made."""
-    reached, pending = _split_at(groups, start)
+    reached, pending = _take_touching(groups, start, by_halo=False)
     if reached & goal:
         return 0
     # The layers, with spread() written out: this is the robots' innermost loop.
@@ -171,7 +171,7 @@ def chain_distance(
         fresh = new
         if pending:
             # The groups the new empty cells touch join the layer whole.
-            joined, pending = _join_touched(pending, new)
+            joined, pending = _take_touching(pending, new, by_halo=True)
             fresh |= joined
         if fresh & goal:
             return needed
@@ -188,26 +188,17 @@ def chain_distance(
     return far
 
 
-def _split_at(groups: Sequence[Group], start: int) -> tuple[int, list[Group]]:
-    """The cells of the groups touching the ``start`` side, and the other groups."""
-    reached, pending = 0, []
+def _take_touching(groups: Sequence[Group], cells: int, by_halo: bool) -> tuple[int, list[Group]]:
+    """The cells of the groups that ``cells`` meet (in their own cells, or with
+    ``by_halo`` in their halo), and the other groups."""
+    side = 1 if by_halo else 0
+    taken, left = 0, []
     for group in groups:
-        if group[0] & start:
-            reached |= group[0]
-        else:
-            pending.append(group)
-    return reached, pending
-
-
-def _join_touched(pending: Sequence[Group], new: int) -> tuple[int, list[Group]]:
-    """The cells of the groups of ``pending`` that the cells ``new`` touch, and the others."""
-    joined, left = 0, []
-    for group in pending:
-        if group[1] & new:
-            joined |= group[0]
+        if group[side] & cells:
+            taken |= group[0]
         else:
             left.append(group)
-    return joined, left
+    return taken, left
 
 
 def chain_layers(
@@ -218,7 +209,7 @@ def chain_layers(
     the search runs out of cells, the last one then standing for the rest, or when it reaches
     ``goal``, ``SLACK`` layers after that: a chain longer than that is never a candidate's);
     and the distance to ``goal``, ``far`` when it is not within ``depth``."""
-    reached, pending = _split_at(groups, start)
+    reached, pending = _take_touching(groups, start, by_halo=False)
     distance = 0 if reached & goal else far
     layers = [0]
     fresh, edge, taken = reached, start & empty, 0
@@ -232,7 +223,7 @@ def chain_layers(
         layers.append(taken)
         fresh = new
         if pending:
-            joined, pending = _join_touched(pending, new)
+            joined, pending = _take_touching(pending, new, by_halo=True)
             fresh |= joined
         if distance == far and fresh & goal:
             distance = len(layers) - 1
